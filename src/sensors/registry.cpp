@@ -1,5 +1,9 @@
 #include "wattlab/sensors/registry.h"
 
+#include <string>
+
+#include "backend.h"
+
 namespace wattlab {
 
 bool OpenedSensors::simulated() const {
@@ -15,9 +19,24 @@ std::size_t OpenedSensors::domain_count() const {
   return n;
 }
 
+namespace {
+void take(OpenedSensors& out, detail::BackendLoad load) {
+  if (load.sensor) out.sensors.push_back(std::move(load.sensor));
+  out.statuses.push_back(std::move(load.status));
+}
+}  // namespace
+
 OpenedSensors open_sensors(const BackendOptions& options) {
   OpenedSensors out;
-  (void)options;
+  const std::string& d = options.device;
+  if (d == "sim") {
+    take(out, detail::open_sim(options));
+  } else if (d == "auto" || d == "nvml" || d == "rapl") {
+    // Real backends are added here, in a fixed order: GPUs first, then CPU packages.
+    // "auto" never picks the simulator: simulated numbers are only ever asked for.
+  } else {
+    throw UsageError("--device '" + d + "' is not known; use auto, sim, nvml or rapl");
+  }
   return out;
 }
 
