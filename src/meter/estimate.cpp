@@ -1,0 +1,138 @@
+#include "estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace wattlab {
+namespace {
+
+// The counter span that scales the samples: long enough that a few ms of counter timing error
+// is a small fraction of its energy.
+constexpr int64_t kCalibrationSpanNs = 20'000'000'000;
+
+double u2(const EdgeEstimate& e) {
+  return e.u_shape_j * e.u_shape_j + e.u_timing_j * e.u_timing_j + e.u_noise_j * e.u_noise_j;
+}
+
+void summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySummary& t) {
+  auto mean_of = [&](ReadingKind k, std::optional<double>& dst) {
+    const auto s = tl.series(k, a, b);
+    if (s.n) dst = s.mean;
+  };
+  mean_of(ReadingKind::sm_clock_mhz, t.mean_sm_clock_mhz);
+  mean_of(ReadingKind::mem_clock_mhz, t.mean_mem_clock_mhz);
+  mean_of(ReadingKind::utilization_gpu_pct, t.mean_utilization_gpu_pct);
+  mean_of(ReadingKind::gpm_sm_activity_pct, t.mean_sm_activity_pct);
+  mean_of(ReadingKind::gpm_sm_occupancy_pct, t.mean_sm_occupancy_pct);
+  mean_of(ReadingKind::gpm_tensor_activity_pct, t.mean_tensor_activity_pct);
+  mean_of(ReadingKind::gpm_dram_bw_pct, t.mean_dram_bw_pct);
+  mean_of(ReadingKind::power_limit_w, t.power_limit_w);
+  const auto temp = tl.series(ReadingKind::temperature_c, a, b);
+  if (temp.n) {
+    t.mean_temperature_c = temp.mean;
+    t.temperature_begin_c = temp.first;
+    t.temperature_end_c = temp.last;
+  }
+  const auto mem = tl.series(ReadingKind::memory_used_bytes, a, b);
+  if (mem.n) t.max_memory_used_bytes = mem.last > mem.mean ? mem.last : mem.mean;
+  const auto reasons = tl.series(ReadingKind::clock_event_reasons, a, b);
+  if (reasons.n) t.clock_event_reasons_seen = reasons.bit_or;
+  // Violation counters are cumulative ns: their slope over the window is the capped share.
+  auto capped = [&](ReadingKind k, std::optional<double>& dst) {
+    const auto s = tl.series(k, a, b);
+    if (s.n >= 2 && s.t_last_ns > s.t_first_ns)
+      dst = std::clamp((s.last - s.first) / static_cast<double>(s.t_last_ns - s.t_first_ns), 0.0, 1.0);
+  };
+  capped(ReadingKind::power_violation_ns, t.power_capped_fraction);
+  capped(ReadingKind::thermal_violation_ns, t.thermal_capped_fraction);
+}
+
+}  // namespace
+
+bool end_is_covered(const Timeline& tl, int64_t b_ns) {
+  if (tl.has_counter()) return tl.energy_at(b_ns).covered;
+  return tl.integrate_power(b_ns - 1, b_ns).ok;
+}
+
+DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const DomainState& state, int64_t a,
+                             int64_t b, const std::optional<EdgeEstimate>& begin) {
+  DomainEnergy d;
+  d.domain_id = domain.id;
+  d.simulated = domain.simulated;
+  const double dur_s = static_cast<double>(b - a) * 1e-9;
+  if (state.lost && state.lost_at_ns <= b) {
+    d.issues.push_back(fmt::format("{} was lost {:.3f} s into the window: no energy after that", domain.id,
+                                   static_cast<double>(state.lost_at_ns - a) * 1e-9));
+  }
+  bool primary_ok = false;
+  if (tl.has_counter()) {
+    const EdgeEstimate ea = begin ? *begin : tl.energy_at(a);
+    const EdgeEstimate eb = tl.energy_at(b);
+    if (ea.ok && eb.ok) {
+      primary_ok = true;
+      d.energy_j = eb.energy_j - ea.energy_j;
+      d.uncertainty_j = 2.0 * std::sqrt(u2(ea) + u2(eb) + 2 * std::pow(tl.counter_resolution_j() / std::sqrt(12.0), 2));
+      d.estimator = eb.estimator == ea.estimator ? eb.estimator : ea.estimator + "|" + eb.estimator;
+      // The counter-scaled samples, where the timeline still holds them: usually the sharper of
+      // the two for windows of seconds; the counter's own edges win for long windows.
+      bool cal_covered = false;
+      const auto cal = tl.calibrated_samples(a, b, kCalibrationSpanNs, &cal_covered);
+      std::optional<Timeline::Integrated> other;
+      if (cal.ok && 2.0 * cal.u_j < d.uncertainty_j) {
+        other = Timeline::Integrated{true, d.energy_j, d.uncertainty_j / 2.0, d.estimator};
+        d.energy_j = cal.energy_j;
+        d.uncertainty_j = 2.0 * cal.u_j;
+        d.estimator = cal.estimator;
+      } else if (cal.ok) {
+        other = cal;
+      } else {
+        const auto raw = tl.integrate_power(a, b);
+        if (raw.ok) other = raw;
+      }
+      if (other) {
+        d.cross_check_j = other->energy_j;
+        d.cross_check_estimator = other->estimator;
+        // Raw integrated power carries the board's gain: allow the gain tolerance for it.
+        const double gain = other->estimator.rfind("integrated", 0) == 0 ? domain.model.gain_tolerance : 0.0;
+        const double tol = std::hypot(d.uncertainty_j, 2 * other->u_j) + (gain + 0.01) * std::abs(d.energy_j);
+        if (std::abs(other->energy_j - d.energy_j) > tol)
+          d.issues.push_back(fmt::format("sources disagree: {} gives {:.3f} J, {} gives {:.3f} J", d.estimator,
+                                         d.energy_j, other->estimator, other->energy_j));
+      }
+      if (!eb.covered) d.issues.push_back("provisional: the counter has not yet published past the window's end");
+    } else {
+      d.issues.push_back("the timeline does not hold the energy counter around the window's edges");
+    }
+  }
+  if (!primary_ok) {
+    const auto integ = tl.integrate_power(a, b);
+    if (integ.ok) {
+      primary_ok = true;
+      d.energy_j = integ.energy_j;
+      d.uncertainty_j = 2.0 * integ.u_j;
+      d.estimator = integ.estimator;
+    }
+  }
+  d.available = primary_ok && !(state.lost && state.lost_at_ns <= b);
+  if (!primary_ok) d.issues.push_back("no energy estimate: no counter or power readings cover the window");
+  if (tl.has_counter() && b - a < tl.counter_update_ns())
+    d.issues.push_back(fmt::format(
+        "window of {:.1f} ms is shorter than the {:.0f} ms counter update: its energy comes from the power shape "
+        "between updates (see the uncertainty)",
+        dur_s * 1e3, static_cast<double>(tl.counter_update_ns()) * 1e-6));
+  for (const ReadingKind k : {ReadingKind::energy_counter_j, ReadingKind::power_sample_w, ReadingKind::power_instant_w})
+    if (const std::size_t n = tl.failures(k, a, b))
+      d.issues.push_back(fmt::format("{} read(s) of {} failed during the window", n, to_string(k)));
+  for (int64_t t : tl.resets(a, b))
+    d.issues.push_back(fmt::format("energy counter reset {:.3f} s into the window; that step was bridged with "
+                                   "integrated power",
+                                   static_cast<double>(t - a) * 1e-9));
+  d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
+  d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
+  d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);
+  summarize_telemetry(tl, a, b, d.telemetry);
+  return d;
+}
+
+}  // namespace wattlab

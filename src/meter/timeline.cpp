@@ -1,0 +1,415 @@
+#include "timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace wattlab {
+namespace {
+
+constexpr double kNs = 1e-9;
+const double kSqrt3 = std::sqrt(3.0);
+
+// Index of the last element with key(el) <= t in a time-sorted ring, or -1.
+template <class T, class Key>
+long last_at_or_before(const RingBuffer<T>& r, int64_t t, Key key) {
+  long lo = 0, hi = static_cast<long>(r.size()) - 1, ans = -1;
+  while (lo <= hi) {
+    const long mid = (lo + hi) / 2;
+    if (key(r[static_cast<std::size_t>(mid)]) <= t) {
+      ans = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return ans;
+}
+
+
+bool flat(double a, double b, double tol) { return std::abs(a - b) <= tol; }
+
+// A sample strictly between flat neighbours holds one step; which share of it lies on each side
+// follows from its average. Splitting it there puts the step where the sensor says it was.
+// A "level" sample is not strictly between its neighbours: a plateau or a turning point.
+bool level(const std::vector<PowerPiece>& sl, std::size_t i, double tol) {
+  if (i == 0 || i + 1 >= sl.size()) return true;
+  const double A = sl[i - 1].power_w, p = sl[i].power_w, C = sl[i + 1].power_w;
+  return flat(p, A, tol) || flat(p, C, tol) || (p - A) * (C - p) <= 0;
+}
+
+bool single_step(const std::vector<PowerPiece>& sl, std::size_t j, double tol) {
+  if (j == 0 || j + 1 >= sl.size() || level(sl, j, tol)) return false;
+  if (sl[j - 1].t1_ns != sl[j].t0_ns || sl[j].t1_ns != sl[j + 1].t0_ns) return false;
+  // Between two levels: one transition explains it. Between other in-between samples, the
+  // power moved more than once per sample and no single split is right.
+  return level(sl, j - 1, tol) && level(sl, j + 1, tol);
+}
+
+std::vector<PowerPiece> resolve_steps(const std::vector<PowerPiece>& sl, double tol) {
+  std::vector<PowerPiece> out;
+  out.reserve(sl.size() + 8);
+  for (std::size_t j = 0; j < sl.size(); ++j) {
+    if (!single_step(sl, j, tol)) {
+      out.push_back(sl[j]);
+      continue;
+    }
+    const double A = sl[j - 1].power_w, p = sl[j].power_w, C = sl[j + 1].power_w;
+    const double x = (C - p) / (C - A);  // share of the sample still at A
+    const int64_t split = sl[j].t0_ns + static_cast<int64_t>(x * static_cast<double>(sl[j].t1_ns - sl[j].t0_ns));
+    out.push_back({sl[j].t0_ns, split, A});
+    out.push_back({split, sl[j].t1_ns, C});
+  }
+  return out;
+}
+
+// 1-sigma error of the energy before t that comes from not knowing how power moved inside the
+// sample holding t. Flat or single-step samples leave only noise; busy ones up to their range.
+double edge_u_j(const std::vector<PowerPiece>& sl, int64_t t, double tol) {
+  if (sl.empty()) return 0;
+  std::size_t j = 0;
+  while (j + 1 < sl.size() && sl[j].t1_ns <= t) ++j;
+  const double w = static_cast<double>(sl[j].t1_ns - sl[j].t0_ns);
+  if (w <= 0) return 0;
+  const double frac_ns = std::max(0.0, static_cast<double>(t - sl[j].t0_ns) * static_cast<double>(sl[j].t1_ns - t) / w);
+  const double p = sl[j].power_w;
+  // Clean: a level whose neighbours either match it or hold the transition themselves.
+  auto explained = [&](std::size_t n) { return flat(p, sl[n].power_w, tol) || single_step(sl, n, tol); };
+  const bool clean = level(sl, j, tol) && (j == 0 || explained(j - 1)) && (j + 1 >= sl.size() || explained(j + 1));
+  // Noise on a clean sample is counted with the rest of the noise; a resolved step's position
+  // moves with the noise of the sample that placed it.
+  if (clean) return 0;
+  // The split point moves by w * sigma / step, so the energy before t moves by about sigma * w
+  // (1.4: three noisy samples place it), largest with t mid-sample.
+  if (single_step(sl, j, tol)) return 1.4 * ((tol - 0.5) / 4) * 4 * frac_ns * kNs;
+  double lo = p, hi = p;
+  for (std::size_t i = j > 0 ? j - 1 : 0; i <= std::min(j + 1, sl.size() - 1); ++i)
+    lo = std::min(lo, sl[i].power_w), hi = std::max(hi, sl[i].power_w);
+  return (hi - lo) * frac_ns * kNs / kSqrt3;
+}
+
+}  // namespace
+
+bool PieceSource::covers(int64_t a_ns, int64_t b_ns) const {
+  if (pieces.empty()) return false;
+  if (pieces.front().t0_ns > a_ns || pieces.back().t1_ns < b_ns) return false;
+  // Gaps (missed reads) break coverage; check the pieces overlapping [a, b].
+  const long i0 = last_at_or_before(pieces, a_ns, [](const PowerPiece& p) { return p.t0_ns; });
+  int64_t reach = a_ns;
+  for (std::size_t i = static_cast<std::size_t>(std::max(0L, i0)); i < pieces.size() && pieces[i].t0_ns < b_ns; ++i) {
+    if (pieces[i].t0_ns > reach + 1) return false;
+    reach = std::max(reach, pieces[i].t1_ns);
+  }
+  return reach >= b_ns;
+}
+
+std::vector<PowerPiece> PieceSource::slice(int64_t a_ns, int64_t b_ns) const {
+  std::vector<PowerPiece> out;
+  const long i0 = last_at_or_before(pieces, a_ns, [](const PowerPiece& p) { return p.t0_ns; });
+  for (std::size_t i = static_cast<std::size_t>(std::max(0L, i0)); i < pieces.size() && pieces[i].t0_ns < b_ns; ++i)
+    if (pieces[i].t1_ns > a_ns) out.push_back(pieces[i]);
+  return out;
+}
+
+Timeline::Timeline(const Domain& domain, std::size_t capacity)
+    : counter_(std::max<std::size_t>(capacity / 16, 64)),
+      samples_(capacity),
+      instant_(capacity),
+      failures_(4096),
+      resets_(256) {
+  for (std::size_t k = 0; k < kReadingKindCount; ++k) other_.emplace_back(std::max<std::size_t>(capacity / 8, 64));
+  if (const auto* m = domain.model.find(ReadingKind::energy_counter_j)) {
+    has_counter_ = true;
+    counter_update_ns_ = m->update_period_ns;
+    counter_res_j_ = m->resolution;
+    wrap_range_j_ = 0;  // counters with a wrap range carry it in the model (RAPL); NVML's 64-bit never wraps
+  }
+  if (const auto* m = domain.model.find(ReadingKind::power_sample_w)) {
+    has_samples_ = true;
+    samples_.spacing_ns = m->update_period_ns;
+    sample_window_ns_ = m->averaging_window_ns > 0 ? m->averaging_window_ns : m->update_period_ns;
+  }
+  if (const auto* m = domain.model.find(ReadingKind::power_instant_w)) {
+    has_instant_ = true;
+    instant_.spacing_ns = m->update_period_ns;
+  }
+}
+
+std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_ns) {
+  if (!last_raw_) {
+    last_raw_ = raw;
+    counter_.push({t_value_ns, 0.0, sigma_ns, false});
+    return "";
+  }
+  const CounterPoint prev = counter_.back();
+  if (t_value_ns <= prev.t_ns) {
+    // The same update read again (or a stale grid estimate): keep the first.
+    if (raw == *last_raw_) return "";
+  }
+  const double prev_raw = *last_raw_;
+  const CounterStep step = counter_step(prev_raw, raw, wrap_range_j_);
+  last_raw_ = raw;
+  const int64_t t = std::max(t_value_ns, prev.t_ns + 1);
+  if (!step.reset) {
+    counter_.push({t, prev.energy_j + step.delta, sigma_ns, false});
+    return "";
+  }
+  // A reset: bridge the step with integrated power where the timeline has it, else count the
+  // post-reset value alone (a lower bound) and say so.
+  const Integrated bridge = integrate_power(prev.t_ns, t);
+  const double delta = bridge.ok ? bridge.energy_j : step.delta;
+  counter_.push({t, prev.energy_j + delta, sigma_ns, true});
+  resets_.push(t);
+  // The sample buffer is read less often than the counter: bridge again once it has caught up.
+  if (!bridge.ok) pending_bridge_ = PendingBridge{prev.t_ns, t, delta};
+  return "energy counter went back from " + std::to_string(prev_raw) + " J to " + std::to_string(raw) + " J; bridged with " +
+         (bridge.ok ? bridge.estimator : std::string("the post-reset value (a lower bound)"));
+}
+
+void Timeline::add_sample(const Reading& r) {
+  PowerPiece p{r.t_ns - sample_window_ns_, r.t_ns, r.value};
+  if (!samples_.pieces.empty()) {
+    const PowerPiece& last = samples_.pieces.back();
+    if (p.t1_ns <= last.t1_ns) return;  // seen already
+    p.t0_ns = std::max(p.t0_ns, last.t1_ns);
+  }
+  samples_.pieces.push(p);
+  if (pending_bridge_ && samples_.covers(pending_bridge_->t0_ns, pending_bridge_->t1_ns)) {
+    const Integrated bridge = integrate_power(pending_bridge_->t0_ns, pending_bridge_->t1_ns);
+    const double correction = bridge.energy_j - pending_bridge_->provisional_j;
+    for (std::size_t i = 0; i < counter_.size(); ++i)
+      if (counter_[i].t_ns >= pending_bridge_->t1_ns) counter_[i].energy_j += correction;
+    pending_bridge_.reset();
+  }
+  if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
+    update_noise(samples_, samples_noise_w_);
+    samples_since_noise_ = 0;
+  }
+}
+
+void Timeline::add_instant(const Reading& r) {
+  // Held from the previous read to this one: a coarse shape, used only without a sample buffer.
+  if (last_instant_ && r.t_ns > last_instant_->t_ns)
+  {
+    instant_.pieces.push({last_instant_->t_ns, r.t_ns, r.value});
+    if (++instant_since_noise_ >= 256 || instant_noise_w_ == 0) {
+      update_noise(instant_, instant_noise_w_);
+      instant_since_noise_ = 0;
+    }
+  }
+  last_instant_ = r;
+  other_[static_cast<std::size_t>(r.kind)].push(r);
+}
+
+void Timeline::add_other(const Reading& r) { other_[static_cast<std::size_t>(r.kind)].push(r); }
+
+void Timeline::add_failure(int64_t t_ns, ReadingKind kind) { failures_.push({t_ns, kind}); }
+
+const PieceSource* Timeline::shape_source(int64_t a_ns, int64_t b_ns) const {
+  if (has_samples_ && samples_.covers(a_ns, b_ns)) return &samples_;
+  if (has_instant_ && instant_.covers(a_ns, b_ns)) return &instant_;
+  return nullptr;
+}
+
+double Timeline::noise_sigma_w(const PieceSource& src, int64_t, int64_t) const {
+  return &src == &samples_ ? samples_noise_w_ : instant_noise_w_;
+}
+
+void Timeline::update_noise(const PieceSource& src, double& noise_w) {
+  // The 10th percentile of |successive difference| over recent readings: for Gaussian noise of
+  // sigma it is 0.178 sigma, and it stays there while at least a tenth of the steps are quiet
+  // (idle, plateaus). Local estimates fail on periodic load, where every step is a transition.
+  const std::size_t n = std::min<std::size_t>(src.pieces.size(), 4096);
+  if (n < 16) return;
+  std::vector<double> d;
+  d.reserve(n);
+  for (std::size_t i = src.pieces.size() - n + 1; i < src.pieces.size(); ++i)
+    d.push_back(std::abs(src.pieces[i].power_w - src.pieces[i - 1].power_w));
+  const std::size_t k = d.size() / 10;
+  std::nth_element(d.begin(), d.begin() + static_cast<long>(k), d.end());
+  // An upper bound when plateaus fill less of the time: conservative (see docs/estimators.md).
+  const double sigma = d[k] / 0.178;
+  noise_w = sigma;
+}
+
+EdgeEstimate Timeline::energy_at(int64_t t) const {
+  EdgeEstimate e;
+  if (counter_.empty()) return e;
+  const long i = last_at_or_before(counter_, t, [](const CounterPoint& p) { return p.t_ns; });
+  if (i < 0 || static_cast<std::size_t>(i) + 1 >= counter_.size()) {
+    // Before the first or after the newest counter point: extend with integrated power.
+    const CounterPoint& p = i < 0 ? counter_.front() : counter_.back();
+    const int64_t a = std::min(p.t_ns, t), b = std::max(p.t_ns, t);
+    const Integrated part = integrate_power(a, b);
+    if (!part.ok) return e;
+    e.ok = true;
+    e.covered = i < 0;  // before the first point nothing newer is needed
+    e.energy_j = i < 0 ? p.energy_j - part.energy_j : p.energy_j + part.energy_j;
+    e.u_shape_j = part.u_j;
+    e.estimator = "counter+" + part.estimator;
+    return e;
+  }
+  const CounterPoint& p0 = counter_[static_cast<std::size_t>(i)];
+  const CounterPoint& p1 = counter_[static_cast<std::size_t>(i) + 1];
+  e.ok = e.covered = true;
+  const double dE = p1.energy_j - p0.energy_j;
+  const double L = static_cast<double>(p1.t_ns - p0.t_ns);
+  const PieceSource* src = shape_source(p0.t_ns, p1.t_ns);
+  // Final only once the best shape the domain has has arrived too: the sample buffer is read less
+  // often than the counter publishes, so it may still be catching up with p1.
+  if (has_samples_ && src != &samples_ && !samples_.pieces.empty() && samples_.pieces.back().t1_ns < p1.t_ns)
+    e.covered = false;
+  double f = static_cast<double>(t - p0.t_ns) / L;
+  double p_at0 = dE / (L * kNs), p_at1 = p_at0;
+  if (src) {
+    const double sig = noise_sigma_w(*src, p0.t_ns, p1.t_ns);
+    const double tol = 4 * sig + 0.5;
+    const auto raw = src->slice(p0.t_ns, p1.t_ns);
+    const auto sl = src == &samples_ ? resolve_steps(raw, tol) : raw;
+    const double S = integrate(sl, p0.t_ns, p1.t_ns).energy_j;
+    if (S > 0) {
+      const double k = dE / S;
+      f = integrate(sl, p0.t_ns, t).energy_j / S;
+      if (src == &samples_) {
+        e.u_shape_j = k * edge_u_j(raw, t, tol);
+      } else {
+        // The instant reading lags and sees a quarter of each period: a whole update's worth.
+        double lo = raw.front().power_w, hi = lo;
+        for (const auto& p : raw) lo = std::min(lo, p.power_w), hi = std::max(hi, p.power_w);
+        e.u_shape_j = k * (hi - lo) * static_cast<double>(counter_update_ns_) * kNs / kSqrt3;
+      }
+      const double sp = static_cast<double>(src->spacing_ns > 0 ? src->spacing_ns : 1);
+      const double na = static_cast<double>(t - p0.t_ns) / sp, nb = static_cast<double>(p1.t_ns - t) / sp;
+      e.u_noise_j = k * sig * sp * kNs * std::sqrt(na * (1 - f) * (1 - f) + nb * f * f);
+      p_at0 = k * sl.front().power_w;
+      p_at1 = k * sl.back().power_w;
+      e.estimator = src == &samples_ ? "counter+samples" : "counter+instant";
+    }
+  }
+  if (e.estimator.empty()) {
+    // Linear in time: the energy could have fallen anywhere in the step.
+    e.u_shape_j = dE * std::min(f, 1 - f) / kSqrt3;
+    e.estimator = "counter";
+  }
+  f = std::clamp(f, 0.0, 1.0);
+  e.energy_j = p0.energy_j + dE * f;
+  // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
+  const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
+  e.u_timing_j = std::hypot(p_at0 * s0 * (1 - f), p_at1 * s1 * f);
+  return e;
+}
+
+Timeline::Integrated Timeline::integrate_power(int64_t a_ns, int64_t b_ns) const {
+  Integrated out;
+  if (b_ns <= a_ns) {
+    out.ok = true;
+    out.estimator = has_samples_ ? "integrated(samples)" : "integrated(instant)";
+    return out;
+  }
+  const PieceSource* src = shape_source(a_ns, b_ns);
+  if (!src) return out;
+  const double sig = noise_sigma_w(*src, a_ns, b_ns);
+  const double tol = 4 * sig + 0.5;
+  const auto sl = src->slice(a_ns, b_ns);
+  out.ok = true;
+  const double sp = static_cast<double>(src->spacing_ns > 0 ? src->spacing_ns : 1);
+  const double n = static_cast<double>(b_ns - a_ns) / sp;
+  const double noise = sig * sp * kNs * std::sqrt(n);
+  if (src == &samples_) {
+    // Slice with a neighbour either side, so edge samples can be judged against them.
+    const auto wide = src->slice(a_ns - 2 * src->spacing_ns, b_ns + 2 * src->spacing_ns);
+    out.energy_j = integrate(resolve_steps(wide, tol), a_ns, b_ns).energy_j;
+    out.u_j = rss({edge_u_j(wide, a_ns, tol), edge_u_j(wide, b_ns, tol), noise});
+    out.estimator = "integrated(samples)";
+  } else {
+    // The instant reading sees a fraction of each period; what it misses is unknown within the
+    // range of power it showed.
+    double lo = sl.front().power_w, hi = lo;
+    for (const auto& p : sl) lo = std::min(lo, p.power_w), hi = std::max(hi, p.power_w);
+    out.energy_j = integrate(sl, a_ns, b_ns).energy_j;
+    out.u_j = rss({(hi - lo) * 0.5 * static_cast<double>(b_ns - a_ns) * kNs / kSqrt3 / std::sqrt(std::max(1.0, n)),
+                   (hi - lo) * static_cast<double>(counter_update_ns_ > 0 ? counter_update_ns_ : src->spacing_ns) * kNs / kSqrt3,
+                   noise});
+    out.estimator = "integrated(instant)";
+  }
+  return out;
+}
+
+Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, int64_t span_ns, bool* covered) const {
+  Integrated out;
+  *covered = false;
+  if (!has_samples_ || counter_.size() < 2 || !samples_.covers(a_ns, b_ns)) return out;
+  const long ia = last_at_or_before(counter_, a_ns, [](const CounterPoint& p) { return p.t_ns; });
+  const long ib = last_at_or_before(counter_, b_ns, [](const CounterPoint& p) { return p.t_ns; }) + 1;
+  if (ia < 0 || static_cast<std::size_t>(ib) >= counter_.size()) return out;
+  // Widen the span backwards while the samples still cover it and no reset intervenes.
+  long lo = ia;
+  while (lo > 0 && counter_[static_cast<std::size_t>(ib)].t_ns - counter_[static_cast<std::size_t>(lo)].t_ns < span_ns &&
+         !counter_[static_cast<std::size_t>(lo)].bridged && samples_.covers(counter_[static_cast<std::size_t>(lo - 1)].t_ns, a_ns))
+    --lo;
+  for (long i = lo + 1; i <= ib; ++i)
+    if (counter_[static_cast<std::size_t>(i)].bridged) return out;  // a reset inside: no single level
+  const CounterPoint& p0 = counter_[static_cast<std::size_t>(lo)];
+  const CounterPoint& p1 = counter_[static_cast<std::size_t>(ib)];
+  if (!samples_.covers(p0.t_ns, p1.t_ns)) return out;
+  const auto sl = samples_.slice(p0.t_ns, p1.t_ns);
+  const double S = integrate(sl, p0.t_ns, p1.t_ns).energy_j;
+  const double dE = p1.energy_j - p0.energy_j;
+  if (S <= 0 || dE <= 0) return out;
+  const double k = dE / S;
+  if (k < 0.5 || k > 2.0) return out;  // the two sources disagree too much to combine
+  const Integrated raw = integrate_power(a_ns, b_ns);
+  if (!raw.ok) return out;
+  // Level uncertainty: when the span's end points really were, and the counter's resolution.
+  // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
+  const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
+  const double u_dE = rss({k * sl.front().power_w * s0, k * sl.back().power_w * s1, counter_res_j_});
+  const double u_k = k * u_dE / dE;
+  out.ok = true;
+  out.energy_j = k * raw.energy_j;
+  out.u_j = rss({k * raw.u_j, u_k * raw.energy_j});
+  out.estimator = "samples*counter";
+  *covered = true;
+  return out;
+}
+
+std::optional<double> Timeline::peak_power_w(int64_t a_ns, int64_t b_ns) const {
+  std::optional<double> peak;
+  const PieceSource& src = has_samples_ && !samples_.pieces.empty() ? samples_ : instant_;
+  for (const auto& p : src.slice(a_ns, b_ns)) peak = std::max(peak.value_or(p.power_w), p.power_w);
+  return peak;
+}
+
+Timeline::Series Timeline::series(ReadingKind kind, int64_t a_ns, int64_t b_ns) const {
+  Series s;
+  const auto& r = other_[static_cast<std::size_t>(kind)];
+  long i = last_at_or_before(r, a_ns - 1, [](const Reading& x) { return x.t_ns; }) + 1;
+  double sum = 0;
+  for (std::size_t j = static_cast<std::size_t>(i); j < r.size() && r[j].t_ns <= b_ns; ++j) {
+    if (s.n == 0) s.first = r[j].value, s.t_first_ns = r[j].t_ns;
+    s.last = r[j].value;
+    s.t_last_ns = r[j].t_ns;
+    sum += r[j].value;
+    s.bit_or |= static_cast<uint64_t>(r[j].value);
+    ++s.n;
+  }
+  if (s.n) s.mean = sum / static_cast<double>(s.n);
+  return s;
+}
+
+std::size_t Timeline::failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < failures_.size(); ++i)
+    if (failures_[i].second == kind && failures_[i].first >= a_ns && failures_[i].first <= b_ns) ++n;
+  return n;
+}
+
+std::vector<int64_t> Timeline::resets(int64_t a_ns, int64_t b_ns) const {
+  std::vector<int64_t> out;
+  for (std::size_t i = 0; i < resets_.size(); ++i)
+    if (resets_[i] >= a_ns && resets_[i] <= b_ns) out.push_back(resets_[i]);
+  return out;
+}
+
+int64_t Timeline::newest_counter_ns() const { return counter_.empty() ? INT64_MIN : counter_.back().t_ns; }
+
+}  // namespace wattlab

@@ -1,0 +1,115 @@
+// One domain's timeline: what the sampler has read, kept in bounded rings, and the estimate of the
+// cumulative energy at any instant the timeline covers (DESIGN.md, rule 2).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattlab/core/energy_math.h"
+#include "wattlab/core/ring_buffer.h"
+#include "wattlab/sensors/sensor.h"
+
+namespace wattlab {
+
+// A point of the cumulative energy curve, from the counter: value at an instant known to ±sigma.
+struct CounterPoint {
+  int64_t t_ns = 0;
+  double energy_j = 0;     // cumulative since the meter started, resets and wraps removed
+  int64_t sigma_t_ns = 0;  // how far t_ns may be off (grid tracking, or the update period)
+  bool bridged = false;    // the step into this point crossed a reset and was bridged by power
+};
+
+// The cumulative energy at one instant, with its standard uncertainties (1 sigma, in J).
+struct EdgeEstimate {
+  bool ok = false;          // the timeline holds data around t
+  bool covered = false;     // a counter point exists after t: the value is final
+  double energy_j = 0;
+  double u_shape_j = 0;     // where inside the counter step the energy fell
+  double u_timing_j = 0;    // when the counter points really were
+  double u_noise_j = 0;     // noise of the power readings used to shape
+  std::string estimator;    // "counter+samples", "counter+instant", "counter", "integrated(samples)"...
+};
+
+struct PieceSource {
+  RingBuffer<PowerPiece> pieces;
+  int64_t spacing_ns = 0;  // typical width of a piece
+  explicit PieceSource(std::size_t cap) : pieces(cap) {}
+  bool covers(int64_t a_ns, int64_t b_ns) const;
+  std::vector<PowerPiece> slice(int64_t a_ns, int64_t b_ns) const;  // pieces overlapping [a, b]
+};
+
+class Timeline {
+ public:
+  Timeline(const Domain& domain, std::size_t capacity);
+
+  // Sampler side ---------------------------------------------------------------------------
+  // A counter value read at `t_read_ns`, which belongs to instant `t_value_ns` (± sigma).
+  // Returns an event text when the counter went backwards ("" otherwise).
+  std::string add_counter(double raw_value, int64_t t_value_ns, int64_t sigma_ns);
+  void add_sample(const Reading& r);   // power_sample_w: a piece ending at r.t_ns
+  void add_instant(const Reading& r);  // power_instant_w
+  void add_other(const Reading& r);    // average power and telemetry
+  void add_failure(int64_t t_ns, ReadingKind kind);
+
+  // Estimation side ------------------------------------------------------------------------
+  EdgeEstimate energy_at(int64_t t_ns) const;
+  // Energy over [a, b] integrated from power readings only (the cross-check, or the primary
+  // estimate where no counter exists).
+  struct Integrated {
+    bool ok = false;
+    double energy_j = 0;
+    double u_j = 0;  // 1 sigma
+    std::string estimator;
+  };
+  Integrated integrate_power(int64_t a_ns, int64_t b_ns) const;
+  // Samples integrated over [a, b], scaled by the counter: k = counter energy / sample energy over a
+  // span of at least `span_ns` around the window. The counter sets the level, the samples the shape;
+  // the counter's timing error is divided by the span's energy instead of landing on the edges.
+  Integrated calibrated_samples(int64_t a_ns, int64_t b_ns, int64_t span_ns, bool* covered) const;
+  std::optional<double> peak_power_w(int64_t a_ns, int64_t b_ns) const;
+  // Mean of a telemetry reading over [a, b]; first and last values inside.
+  struct Series {
+    std::size_t n = 0;
+    double mean = 0, first = 0, last = 0;
+    int64_t t_first_ns = 0, t_last_ns = 0;
+    uint64_t bit_or = 0;
+  };
+  Series series(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
+  // Readings of `kind` that failed in [a, b], and counter resets bridged in [a, b].
+  std::size_t failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
+  std::vector<int64_t> resets(int64_t a_ns, int64_t b_ns) const;
+  int64_t newest_counter_ns() const;
+  bool has_counter() const { return has_counter_; }
+  bool has_samples() const { return has_samples_; }
+  int64_t counter_update_ns() const { return counter_update_ns_; }
+  double counter_resolution_j() const { return counter_res_j_; }
+
+ private:
+  const PieceSource* shape_source(int64_t a_ns, int64_t b_ns) const;
+  double noise_sigma_w(const PieceSource& src, int64_t a_ns, int64_t b_ns) const;
+  static void update_noise(const PieceSource& src, double& noise_w);
+  struct PendingBridge {
+    int64_t t0_ns, t1_ns;
+    double provisional_j;
+  };
+  std::optional<PendingBridge> pending_bridge_;
+  double samples_noise_w_ = 0, instant_noise_w_ = 0;
+  int samples_since_noise_ = 0, instant_since_noise_ = 0;
+
+  bool has_counter_ = false, has_samples_ = false, has_instant_ = false;
+  int64_t counter_update_ns_ = 0;
+  double counter_res_j_ = 0;
+  double wrap_range_j_ = 0;
+  int64_t sample_window_ns_ = 0;
+  RingBuffer<CounterPoint> counter_;
+  std::optional<double> last_raw_;
+  PieceSource samples_;
+  PieceSource instant_;
+  std::optional<Reading> last_instant_;
+  std::vector<RingBuffer<Reading>> other_;  // indexed by ReadingKind
+  RingBuffer<std::pair<int64_t, ReadingKind>> failures_;
+  RingBuffer<int64_t> resets_;
+};
+
+}  // namespace wattlab

@@ -1,0 +1,82 @@
+// The meter on real time: sampler thread, windows from several threads, RAII windows, stop.
+#include "wattlab/meter/meter.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "sensors/sim/sim_gpu.h"
+
+namespace wattlab {
+
+std::unique_ptr<Meter> real_time_meter(MeterOptions opt = {}) {
+  sim::SimConfig c;
+  c.workload = "step 300W 60s; loop";
+  c.gain_error = 0;
+  c.read_costs = false;
+  std::vector<SensorPtr> s;
+  s.push_back(std::make_unique<sim::SimGpu>(c, MonotonicClock::instance()));
+  opt.counter_interval_ns = 200'000'000;
+  opt.samples_interval_ns = 200'000'000;
+  return std::make_unique<Meter>(std::move(s), MonotonicClock::instance(), opt);
+}
+
+TEST(Meter, WindowsFromManyThreadsGetResults) {
+  auto m = real_time_meter();
+  m->start();
+  std::vector<std::thread> threads;
+  std::vector<WindowId> ids(8);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      ScopedWindow w(*m, "thread-" + std::to_string(i));
+      ids[i] = w.id();
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));  // real work stands here
+    });
+  for (auto& t : threads) t.join();
+  for (WindowId id : ids) {
+    const WindowResult r = m->wait_result(id, std::chrono::seconds(10));
+    EXPECT_TRUE(r.final);
+    ASSERT_EQ(r.domains.size(), 1u);
+    EXPECT_TRUE(r.domains[0].simulated);
+    // The board draws exactly 300 W: the estimate must hold the truth within its own uncertainty.
+    const DomainEnergy& d = r.domains[0];
+    EXPECT_NEAR(d.energy_j, 300.0 * r.dur_s(), d.uncertainty_j + 1e-3) << d.estimator;
+    EXPECT_LT(d.uncertainty_j, 0.5 * d.energy_j);
+  }
+  std::vector<TimedReading> out;
+  EXPECT_GT(m->drain_readings(out), 10u);
+  m->stop();
+}
+
+TEST(Meter, NestedAndOverlappingWindows) {
+  auto m = real_time_meter();
+  m->start();
+  const WindowId outer = m->open("outer");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const WindowId inner = m->open("inner");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  m->close(outer);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  m->close(inner);
+  const auto ro = m->wait_result(outer, std::chrono::seconds(10));
+  const auto ri = m->wait_result(inner, std::chrono::seconds(10));
+  EXPECT_LT(ro.t_begin_ns, ri.t_begin_ns);
+  EXPECT_LT(ro.t_end_ns, ri.t_end_ns);
+  EXPECT_EQ(ro.name, "outer");
+  EXPECT_THROW(m->close(999), std::invalid_argument);
+  m->stop();
+}
+
+TEST(Meter, StopsPromptlyAndVirtualClockRefusesStart) {
+  auto m = real_time_meter();
+  m->start();
+  const auto t0 = std::chrono::steady_clock::now();
+  m->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  VirtualClock vc;
+  std::vector<SensorPtr> none;
+  Meter vm(std::move(none), vc);
+  EXPECT_THROW(vm.start(), std::logic_error);
+}
+
+}  // namespace wattlab

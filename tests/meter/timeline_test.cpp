@@ -1,0 +1,60 @@
+#include "meter/timeline.h"
+
+#include <gtest/gtest.h>
+
+namespace wattlab {
+
+Domain counter_and_samples() {
+  Domain d;
+  d.id = "gpu:0";
+  ReadingModel c;
+  c.kind = ReadingKind::energy_counter_j;
+  c.update_period_ns = 100'000'000;
+  c.resolution = 1e-3;
+  ReadingModel s;
+  s.kind = ReadingKind::power_sample_w;
+  s.update_period_ns = 20'000'000;
+  s.averaging_window_ns = 20'000'000;
+  d.model.readings = {c, s};
+  return d;
+}
+
+TEST(Timeline, ShapesBetweenCounterPointsWithSamples) {
+  Timeline tl(counter_and_samples(), 1024);
+  // 0..100 ms at 100 W, 100..200 ms at 300 W, as 20 ms samples.
+  for (int64_t t = 20'000'000; t <= 200'000'000; t += 20'000'000)
+    tl.add_sample({t, ReadingKind::power_sample_w, t <= 100'000'000 ? 100.0 : 300.0});
+  tl.add_counter(1000.0, 0, 1'000'000);
+  tl.add_counter(1040.0, 200'000'000, 1'000'000);  // 10 J + 30 J
+  const EdgeEstimate e = tl.energy_at(100'000'000);
+  ASSERT_TRUE(e.ok && e.covered);
+  EXPECT_NEAR(e.energy_j, 10.0, 1e-9);
+  EXPECT_EQ(e.estimator, "counter+samples");
+  // Past the newest counter point: provisional.
+  EXPECT_FALSE(tl.energy_at(250'000'000).covered);
+}
+
+TEST(Timeline, CounterResetIsBridgedAndRecorded) {
+  Timeline tl(counter_and_samples(), 1024);
+  for (int64_t t = 20'000'000; t <= 400'000'000; t += 20'000'000) tl.add_sample({t, ReadingKind::power_sample_w, 200.0});
+  EXPECT_EQ(tl.add_counter(5000.0, 100'000'000, 1'000'000), "");
+  EXPECT_EQ(tl.add_counter(5020.0, 200'000'000, 1'000'000), "");
+  const std::string ev = tl.add_counter(3.0, 300'000'000, 1'000'000);
+  EXPECT_NE(ev.find("went back"), std::string::npos);
+  EXPECT_NEAR(tl.energy_at(300'000'000).energy_j, 40.0, 1e-6);  // 20 J bridged from samples
+  EXPECT_EQ(tl.resets(0, 400'000'000).size(), 1u);
+}
+
+TEST(Timeline, WithoutShapeFallsBackToLinearWithHonestUncertainty) {
+  Domain d = counter_and_samples();
+  d.model.readings.pop_back();  // no samples
+  Timeline tl(d, 1024);
+  tl.add_counter(0.0, 0, 1'000'000);
+  tl.add_counter(100.0, 1'000'000'000, 1'000'000);
+  const EdgeEstimate e = tl.energy_at(500'000'000);
+  EXPECT_EQ(e.estimator, "counter");
+  EXPECT_NEAR(e.energy_j, 50.0, 1e-9);
+  EXPECT_GT(e.u_shape_j, 20.0);  // the 100 J could have fallen on either side
+}
+
+}  // namespace wattlab
