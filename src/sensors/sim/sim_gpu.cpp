@@ -1,0 +1,239 @@
+#include "sim_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../backend.h"
+#include "wattlab/core/units.h"
+
+namespace wattlab::sim {
+namespace {
+
+// splitmix64: a cheap, well-mixed hash that makes noise a pure function of (seed, kind, index).
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double unit_uniform(uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
+
+// H200 read costs (shared/docs/sensors.md, section 1).
+constexpr int64_t kCounterCostNs = 4'200'000;
+constexpr int64_t kInstantCostNs = 8'800;
+constexpr int64_t kAverageCostNs = 9'000;
+constexpr int64_t kSamplesCostNs = 503'000;
+constexpr int64_t kTelemetryCostNs = 15'000;
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+SensorModel make_model(const SimConfig& c) {
+  SensorModel m;
+  const std::string src = "wattlab-sim: H200 behaviour from shared/docs/sensors.md (SIMULATED)";
+  m.source = src;
+  m.gain_tolerance = 0.05;
+  auto add = [&](ReadingKind k, int64_t period, int64_t window, double res, int64_t cost,
+                 int64_t max_interval, std::string note) {
+    ReadingModel r;
+    r.kind = k;
+    r.update_period_ns = period;
+    r.averaging_window_ns = window;
+    r.resolution = res;
+    r.read_cost_ns = c.read_costs ? cost : 0;
+    r.max_safe_interval_ns = max_interval;
+    r.note = std::move(note);
+    m.readings.push_back(r);
+  };
+  add(ReadingKind::energy_counter_j, c.update_period_ns, c.update_period_ns, 1e-3, kCounterCostNs, 0,
+      "cumulative counter, 1 mJ steps, published every 100 ms");
+  add(ReadingKind::power_instant_w, c.update_period_ns, c.instant_window_ns, 1e-3, kInstantCostNs, 0,
+      "averages 25 ms of every 100 ms: 75% of activity unseen");
+  add(ReadingKind::power_average_w, c.update_period_ns, c.average_window_ns, 1e-3, kAverageCostNs, 0,
+      "1 s average, lags edges by up to 1 s");
+  const int64_t depth_ns = static_cast<int64_t>(c.sample_buffer_depth) * c.sample_spacing_ns;
+  add(ReadingKind::power_sample_w, c.sample_spacing_ns, c.sample_window_ns, 1e-3, kSamplesCostNs, depth_ns / 2,
+      "driver sample buffer, 20 ms spacing, 119 deep");
+  for (ReadingKind k : {ReadingKind::sm_clock_mhz, ReadingKind::mem_clock_mhz, ReadingKind::temperature_c,
+                        ReadingKind::utilization_gpu_pct, ReadingKind::clock_event_reasons,
+                        ReadingKind::power_violation_ns, ReadingKind::power_limit_w, ReadingKind::memory_used_bytes,
+                        ReadingKind::gpm_sm_activity_pct, ReadingKind::gpm_sm_occupancy_pct,
+                        ReadingKind::gpm_tensor_activity_pct, ReadingKind::gpm_dram_bw_pct})
+    add(k, c.update_period_ns, 0, 1, kTelemetryCostNs, 0, "telemetry");
+  return m;
+}
+
+}  // namespace
+
+SimGpu::SimGpu(SimConfig config, Clock& clock)
+    : config_(std::move(config)),
+      clock_(clock),
+      workload_(Workload::parse(config_.workload.empty() ? Workload::default_script() : config_.workload,
+                                config_.idle_w, config_.board_max_w)),
+      faults_(Faults::parse(config_.faults)),
+      origin_ns_(clock.now_ns()) {
+  if (config_.gpus < 1 || config_.gpus > 64)
+    throw UsageError("--sim-gpus " + std::to_string(config_.gpus) + " is out of range 1..64");
+  const SensorModel model = make_model(config_);
+  for (int i = 0; i < config_.gpus; ++i) {
+    Board b;
+    b.seed = mix(config_.seed * 1000003ULL + static_cast<uint64_t>(i));
+    b.gain = 1.0 + (std::isnan(config_.gain_error) ? (unit_uniform(mix(b.seed ^ 1)) * 0.06 - 0.03) : config_.gain_error);
+    b.phase_ns = static_cast<int64_t>(unit_uniform(mix(b.seed ^ 2)) * static_cast<double>(config_.update_period_ns));
+    b.sample_phase_ns = static_cast<int64_t>(unit_uniform(mix(b.seed ^ 3)) * static_cast<double>(config_.sample_spacing_ns));
+    boards_.push_back(b);
+    Domain d;
+    d.id = "gpu:" + std::to_string(i);
+    d.vendor = "wattlab-sim";
+    d.name = "Simulated H200 (SIMULATED)";
+    d.uuid = "SIM-" + std::to_string(config_.seed) + "-" + std::to_string(i);
+    d.scope = "gpu";
+    d.simulated = true;
+    d.model = model;
+    domains_.push_back(std::move(d));
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> SimGpu::properties() const {
+  return {{"device", "SIMULATED (wattlab-sim)"},
+          {"workload", config_.workload.empty() ? Workload::default_script() : config_.workload},
+          {"faults", config_.faults},
+          {"seed", std::to_string(config_.seed)},
+          {"power_limit_w", std::to_string(config_.board_max_w)}};
+}
+
+double SimGpu::true_energy_j(int64_t a_ns, int64_t b_ns) const {
+  return workload_.energy_j(a_ns - origin_ns_, b_ns - origin_ns_);
+}
+
+double SimGpu::mean_power(int64_t a_ns, int64_t b_ns) const {
+  // Before the workload began the board idled.
+  const double before = static_cast<double>(std::max<int64_t>(0, std::min<int64_t>(b_ns, 0) - a_ns)) * 1e-9 * config_.idle_w;
+  const double e = before + workload_.energy_j(std::max<int64_t>(a_ns, 0), std::max<int64_t>(b_ns, 0));
+  return e / (static_cast<double>(b_ns - a_ns) * 1e-9);
+}
+
+double SimGpu::noise(const Board& b, ReadingKind kind, int64_t k) const {
+  if (config_.noise_w <= 0) return 0;
+  // Sum of four uniforms: close enough to a normal, and bounded.
+  uint64_t h = mix(b.seed ^ (static_cast<uint64_t>(kind) << 56) ^ static_cast<uint64_t>(k));
+  double s = 0;
+  for (int i = 0; i < 4; ++i) {
+    s += unit_uniform(h) - 0.5;
+    h = mix(h);
+  }
+  return s * std::sqrt(3.0) * config_.noise_w;  // variance of the sum is 4/12
+}
+
+int64_t SimGpu::last_update(const Board& b, int64_t t_sim_ns) const {
+  const int64_t T = config_.update_period_ns;
+  return floor_div(t_sim_ns - b.phase_ns, T) * T + b.phase_ns;
+}
+
+int64_t SimGpu::read_cost_ns(ReadingKind kind) const {
+  if (!config_.read_costs) return 0;
+  switch (kind) {
+    case ReadingKind::energy_counter_j: return kCounterCostNs;
+    case ReadingKind::power_instant_w: return kInstantCostNs;
+    case ReadingKind::power_average_w: return kAverageCostNs;
+    case ReadingKind::power_sample_w: return kSamplesCostNs;
+    default: return kTelemetryCostNs;
+  }
+}
+
+double SimGpu::value_at(const Board& b, ReadingKind kind, int64_t t) const {
+  const int64_t u = last_update(b, t);
+  const int64_t k = floor_div(u - b.phase_ns, config_.update_period_ns);
+  const Segment& seg = workload_.segment_at(u);
+  switch (kind) {
+    case ReadingKind::energy_counter_j: {
+      const int64_t reset = faults_.last_reset_before(u);
+      // The counter counts since the driver loaded; a reset restarts it from 0.
+      const double origin_j = reset >= 0 ? workload_.energy_j(reset) : -1000.0;  // 1 kJ before open
+      const double e = b.gain * (workload_.energy_j(std::max<int64_t>(u, 0)) - origin_j);
+      return std::floor(e * 1e3) * 1e-3;
+    }
+    case ReadingKind::power_instant_w:
+      return b.gain * mean_power(u - config_.instant_window_ns, u) + noise(b, kind, k);
+    case ReadingKind::power_average_w:
+      return b.gain * mean_power(u - config_.average_window_ns, u) + noise(b, kind, k);
+    case ReadingKind::sm_clock_mhz: {
+      if (seg.activity <= 0) return 345;
+      if (!workload_.capped_at(u)) return 1980;
+      return std::max(990.0, 1980.0 * seg.cap_w / workload_.uncapped_power_w(u));
+    }
+    case ReadingKind::mem_clock_mhz: return 3201;
+    case ReadingKind::temperature_c: {
+      const int64_t a = std::max<int64_t>(0, u - 30 * kNsPerS);
+      const double p = u > a ? workload_.energy_j(a, u) / (static_cast<double>(u - a) * 1e-9) : config_.idle_w;
+      return 28.0 + 0.07 * p;
+    }
+    case ReadingKind::utilization_gpu_pct: return seg.activity > 0 ? 100 : 0;
+    case ReadingKind::clock_event_reasons: return workload_.capped_at(u) ? 0x4 : (seg.activity > 0 ? 0 : 0x1);
+    case ReadingKind::power_violation_ns: return static_cast<double>(workload_.capped_ns(std::max<int64_t>(u, 0)));
+    case ReadingKind::power_limit_w: return seg.cap_w > 0 ? seg.cap_w : config_.board_max_w;
+    case ReadingKind::memory_used_bytes: return seg.activity > 0 ? 40.0 * (1ull << 30) : 0.5 * (1ull << 30);
+    case ReadingKind::gpm_sm_activity_pct: return 100 * seg.activity;
+    case ReadingKind::gpm_sm_occupancy_pct: return 14 * seg.activity;
+    case ReadingKind::gpm_tensor_activity_pct: return seg.tensor ? 98 * seg.activity : 0;
+    case ReadingKind::gpm_dram_bw_pct: return seg.activity > 0 ? 16 : 0;
+    default: return 0;
+  }
+}
+
+Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Reading>& out) {
+  if (domain_index >= boards_.size())
+    return Error{ErrorKind::invalid_argument, "sim: no domain " + std::to_string(domain_index)};
+  const Domain& d = domains_[domain_index];
+  if (!d.model.supports(kind))
+    return Error{ErrorKind::not_supported, "sim: " + d.id + " has no " + std::string(to_string(kind))};
+  Board& b = boards_[domain_index];
+  const int64_t t0 = clock_.now_ns();
+  const int64_t cost = read_cost_ns(kind);
+  clock_.spend_ns(cost);
+  const int64_t t_mid = t0 + cost / 2;
+  const int64_t t = t_mid - origin_ns_;  // sim time
+  if (faults_.lost(t))
+    return Error{ErrorKind::device_lost, "sim: " + d.id + " is lost (scripted gpu-lost fault)",
+                 "the GPU fell off the bus; measurements after this point are missing", 15};
+  if (faults_.read_fails(kind, t))
+    return Error{ErrorKind::unavailable, "sim: reading " + std::string(to_string(kind)) + " of " + d.id +
+                 " failed (scripted read-error fault)", "", 999};
+  if (kind == ReadingKind::power_sample_w) {
+    // Every sample newer than the last one handed out, up to the buffer's depth.
+    const int64_t S = config_.sample_spacing_ns;
+    const int64_t newest = floor_div(t - b.sample_phase_ns, S) * S + b.sample_phase_ns;
+    int64_t first = newest - static_cast<int64_t>(config_.sample_buffer_depth - 1) * S;
+    if (b.last_sample_ns >= 0) first = std::max(first, b.last_sample_ns + S);
+    for (int64_t s = first; s <= newest; s += S) {
+      const int64_t j = floor_div(s - b.sample_phase_ns, S);
+      const double v = b.gain * mean_power(s - config_.sample_window_ns, s) + noise(b, kind, j);
+      out.push_back(Reading{s + origin_ns_, kind, v, cost});
+    }
+    if (newest >= first) b.last_sample_ns = newest;
+    return {};
+  }
+  out.push_back(Reading{t_mid, kind, value_at(b, kind, t), cost});
+  return {};
+}
+
+}  // namespace wattlab::sim
+
+namespace wattlab::detail {
+
+BackendLoad open_sim(const BackendOptions& options) {
+  sim::SimConfig c;
+  c.workload = options.sim_workload;
+  c.faults = options.sim_faults;
+  c.gpus = options.sim_gpus;
+  c.seed = options.sim_seed;
+  Clock& clock = options.clock ? *options.clock : MonotonicClock::instance();
+  auto gpu = std::make_unique<sim::SimGpu>(c, clock);
+  BackendLoad load;
+  load.status = {"sim", true,
+                 std::to_string(c.gpus) + " SIMULATED GPU(s), seed " + std::to_string(c.seed) + ", workload '" +
+                     (c.workload.empty() ? sim::Workload::default_script() : c.workload) + "'"};
+  load.sensor = std::move(gpu);
+  return load;
+}
+
+}  // namespace wattlab::detail

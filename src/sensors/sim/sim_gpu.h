@@ -1,0 +1,77 @@
+// A GPU that exists only in software, with a known true power trace and sensors that behave like
+// an H100/H200's (shared/docs/sensors.md): a cumulative counter updated every 100 ms, an "instant"
+// power that averages 25 ms of every 100 ms, a 1 s averaged power, a 20 ms sample buffer, a per-board
+// gain error, read costs, and faults on request. Everything it produces is labelled SIMULATED.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim_faults.h"
+#include "sim_workload.h"
+#include "wattlab/core/clock.h"
+#include "wattlab/sensors/sensor.h"
+
+namespace wattlab::sim {
+
+struct SimConfig {
+  std::string workload;        // empty: Workload::default_script()
+  std::string faults;
+  int gpus = 1;
+  uint64_t seed = 1;
+  // Per-board gain error; NaN: drawn from the seed within ±3% (a real board's is up to ±5%).
+  double gain_error = std::numeric_limits<double>::quiet_NaN();
+  double noise_w = 1.0;        // standard deviation of the noise on each power reading
+  double idle_w = 75.0;
+  double board_max_w = 700.0;  // H200 enforced limit
+  bool read_costs = true;      // spend the H200's read costs (CPU time on a real clock)
+  // The sensor's timing (H200 values from shared/docs/sensors.md).
+  int64_t update_period_ns = 100'000'000;
+  int64_t instant_window_ns = 25'000'000;
+  int64_t average_window_ns = 1'000'000'000;
+  int64_t sample_spacing_ns = 20'000'000;
+  int64_t sample_window_ns = 20'000'000;  // what one buffered sample averages (undocumented by NVIDIA)
+  std::size_t sample_buffer_depth = 119;
+};
+
+class SimGpu final : public Sensor {
+ public:
+  SimGpu(SimConfig config, Clock& clock);
+  std::string backend() const override { return "sim"; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  Status read(std::size_t domain_index, ReadingKind kind, std::vector<Reading>& out) override;
+  std::vector<std::pair<std::string, std::string>> properties() const override;
+
+  // Ground truth, for tests and for the SIMULATED label's "true energy" column.
+  const Workload& workload() const { return workload_; }
+  int64_t origin_ns() const { return origin_ns_; }  // clock time at which the workload started
+  double true_energy_j(int64_t a_ns, int64_t b_ns) const;  // clock times
+  double gain(std::size_t domain_index) const { return boards_.at(domain_index).gain; }
+  int64_t grid_phase_ns(std::size_t domain_index) const { return boards_.at(domain_index).phase_ns; }
+
+ private:
+  struct Board {
+    double gain = 1;
+    int64_t phase_ns = 0;         // offset of the 100 ms update grid
+    int64_t sample_phase_ns = 0;  // offset of the 20 ms sample grid
+    int64_t last_sample_ns = -1;  // newest sample handed out (sim time)
+    uint64_t seed = 0;
+  };
+  double value_at(const Board& b, ReadingKind kind, int64_t t_sim_ns) const;
+  double mean_power(int64_t a_ns, int64_t b_ns) const;  // true, over sim times
+  double noise(const Board& b, ReadingKind kind, int64_t k) const;
+  int64_t last_update(const Board& b, int64_t t_sim_ns) const;
+  int64_t read_cost_ns(ReadingKind kind) const;
+
+  SimConfig config_;
+  Clock& clock_;
+  Workload workload_;
+  Faults faults_;
+  int64_t origin_ns_ = 0;
+  std::vector<Board> boards_;
+  std::vector<Domain> domains_;
+};
+
+}  // namespace wattlab::sim
