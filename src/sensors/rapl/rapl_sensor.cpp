@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// RAPL publishes a new value about every millisecond (Intel SDM vol. 3B, 15.10.1; AMD alike).
+// RAPL publishes a new value about every millisecond (Intel SDM vol. 3B, "Platform Specific Power Management Support"; AMD alike).
 constexpr int64_t kUpdatePeriodNs = 1'000'000;
 // Typical energy status unit, 2^-16 J; powercap does not expose it (some parts use 2^-14 J).
 constexpr double kTypicalEnergyUnitJ = 1.0 / 65536.0;
