@@ -12,6 +12,6 @@ struct BackendLoad {
 // One open function per backend folder; the registry calls them explicitly.
 BackendLoad open_sim(const BackendOptions& options);    // sim/sim_gpu.cpp
 // BackendLoad open_nvml(const BackendOptions& options); // nvml/ (to come)
-// BackendLoad open_rapl(const BackendOptions& options); // rapl/ (to come)
+BackendLoad open_rapl(const BackendOptions& options);   // rapl/rapl_sensor.cpp
 
 }  // namespace wattlab::detail
