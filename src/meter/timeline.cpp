@@ -121,7 +121,7 @@ Timeline::Timeline(const Domain& domain, std::size_t capacity)
     has_counter_ = true;
     counter_update_ns_ = m->update_period_ns;
     counter_res_j_ = m->resolution;
-    wrap_range_j_ = 0;  // counters with a wrap range carry it in the model (RAPL); NVML's 64-bit never wraps
+    wrap_range_j_ = m->wrap_range;  // RAPL's 32-bit MSR wraps; NVML's 64-bit counter does not (0)
   }
   if (const auto* m = domain.model.find(ReadingKind::power_sample_w)) {
     has_samples_ = true;

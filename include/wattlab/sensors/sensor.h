@@ -19,8 +19,8 @@ struct ReadingModel {
   double resolution = 0;          // smallest step, in the reading's unit
   int64_t read_cost_ns = 0;       // CPU time one read costs the caller
   int64_t max_safe_interval_ns = 0;  // read at least this often (counter wrap, buffer depth); 0: none
-  double wrap_range = 0;          // counter value at which it wraps (in the reading's unit), 0: no wrap
   std::string note;               // provenance of these numbers
+  double wrap_range = 0;          // counter value at which it wraps (in the reading's unit), 0: no wrap
 };
 
 struct SensorModel {
