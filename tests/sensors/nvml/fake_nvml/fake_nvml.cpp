@@ -13,6 +13,7 @@
 //     power_violation_pct|thermal_violation_pct|enforced_limit_w|min_limit_w|max_limit_w|
 //     default_limit_w|memory_total_bytes|memory_used_bytes|persistence|ecc|gpm (0/1)|
 //     gpm_sm_pct|gpm_occ_pct|gpm_tensor_pct|gpm_dram_pct|processes (pid:sm:mem:bytes;...)|
+//     samples_repeat_last (0/1: the sample buffer also returns the sample at lastSeenTimeStamp)|
 //     return.<nvml function name>=<code> (that call fails with the code)
 // Time: counters advance with CLOCK_MONOTONIC since nvmlInit (energy = base + power x time, in
 // 100 ms steps, as the real counter); sample timestamps are CLOCK_REALTIME us, 20 ms apart.
@@ -400,7 +401,9 @@ nvmlReturn_t impl_nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t t
   std::vector<nvmlSample_t> avail;
   for (int j = kKept - 1; j >= 0; --j) {
     const long long ts = newest - j * kStepUs;
-    if (ts <= static_cast<long long>(last_seen)) continue;
+    // Some drivers hand back the sample at lastSeenTimeStamp again: samples_repeat_last=1 does.
+    const bool repeat = g->d("samples_repeat_last", 0) != 0;
+    if (repeat ? ts < static_cast<long long>(last_seen) : ts <= static_cast<long long>(last_seen)) continue;
     nvmlSample_t s{};
     s.timeStamp = static_cast<unsigned long long>(ts);
     s.sampleValue.uiVal = static_cast<unsigned>(power_w(g) * 1000) + static_cast<unsigned>((ts / kStepUs) % 4) * 1000;
