@@ -482,3 +482,76 @@ TEST(NvmlSensor, GpuLostAtOpenIsLeftOutAndSaid) {
 
 }  // namespace
 }  // namespace wattlab::nvml
+
+namespace wattlab::nvml {
+namespace {
+
+// On a machine with NVIDIA GPUs (the H200 device machine): WATTLAB_TEST_REAL_NVML=1 runs the backend
+// against the real driver, which is what checks nvml_api.h's layouts. Skipped everywhere else.
+TEST(NvmlRealDevice, ReadsEveryProbedReadingPlausibly) {
+  if (!std::getenv("WATTLAB_TEST_REAL_NVML")) GTEST_SKIP() << "set WATTLAB_TEST_REAL_NVML=1 on a GPU machine";
+  ::unsetenv("WATTLAB_NVML_LIBRARY");
+  BackendOptions o;
+  o.device = "nvml";
+  auto opened = NvmlSensor::open(o);
+  ASSERT_TRUE(opened.ok()) << opened.error().message();
+  auto& s = *opened.value();
+  std::printf("status: %s\n", s.status_detail().c_str());
+  for (const auto& [k, v] : s.properties()) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  auto& clock = MonotonicClock::instance();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (std::size_t d = 0; d < s.domains().size(); ++d) {
+    const Domain& dom = s.domains()[d];
+    for (const auto& m : dom.model.readings) {
+      std::vector<Reading> out;
+      Status st = s.read(d, m.kind, out);
+      ASSERT_TRUE(st.ok()) << dom.id << " " << to_string(m.kind) << ": " << st.error().message();
+      const bool gpm = m.kind >= ReadingKind::gpm_sm_activity_pct && m.kind <= ReadingKind::gpm_dram_bw_pct;
+      if (out.empty()) {
+        EXPECT_TRUE(gpm) << dom.id << " " << to_string(m.kind) << " gave nothing";
+        continue;
+      }
+      const Reading& r = out.back();
+      std::printf("%-14s %-24s n=%-3zu last=%.3f %s  t_ns-now=%.1f ms  sensor_t-t=%.1f ms  dur=%.1f us\n", dom.id.c_str(),
+                  std::string(to_string(m.kind)).c_str(), out.size(), r.value, std::string(unit_of(m.kind)).c_str(),
+                  static_cast<double>(r.t_ns - clock.now_ns()) / 1e6,
+                  r.sensor_t_ns ? static_cast<double>(r.sensor_t_ns - r.t_ns) / 1e6 : 0.0,
+                  static_cast<double>(r.read_dur_ns) / 1e3);
+      EXPECT_LT(std::llabs(r.t_ns - clock.now_ns()), 3'000'000'000) << to_string(m.kind);
+      if (r.sensor_t_ns) {
+        EXPECT_LT(std::llabs(r.sensor_t_ns - r.t_ns), 3'000'000'000) << to_string(m.kind);
+      }
+      if (is_power_or_energy(m.kind) && m.kind != ReadingKind::energy_counter_j) {
+        EXPECT_GT(r.value, 1.0) << dom.id << " " << to_string(m.kind);
+        EXPECT_LT(r.value, 2000.0) << dom.id << " " << to_string(m.kind);
+      }
+      if (m.kind == ReadingKind::power_sample_w) {
+        EXPECT_GE(out.size(), 20u);  // ~1.1 s of 20 ms samples
+        for (std::size_t i = 1; i < out.size(); ++i) EXPECT_GT(out[i].t_ns, out[i - 1].t_ns);
+      }
+      if (m.kind == ReadingKind::temperature_c) {
+        EXPECT_TRUE(r.value > 5 && r.value < 110);
+      }
+      if (m.kind == ReadingKind::sm_clock_mhz) {
+        EXPECT_TRUE(r.value > 100 && r.value < 4000);
+      }
+      if (gpm) {
+        EXPECT_TRUE(r.value >= 0 && r.value <= 100);
+      }
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  for (std::size_t d = 0; d < s.domains().size(); ++d)
+    if (s.domains()[d].model.supports(ReadingKind::gpm_sm_activity_pct)) {
+      std::vector<Reading> out;
+      ASSERT_TRUE(s.read(d, ReadingKind::gpm_sm_activity_pct, out).ok());
+      EXPECT_EQ(out.size(), 1u) << "GPM after > 100 ms";
+    }
+  Status pst;
+  auto ps = s.processes(0, &pst);
+  std::printf("processes on %s: %zu (%s)\n", s.domains()[0].id.c_str(), ps.size(),
+              pst.ok() ? "ok" : pst.error().message().c_str());
+}
+
+}  // namespace
+}  // namespace wattlab::nvml
