@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 
@@ -101,7 +102,10 @@ struct NvmlSensor::Gpu {
   int64_t gpm_t_ns = 0, gpm_dur_ns = 0;
   std::unique_ptr<nvmlGpmMetricsGet_t> gpm_request;
 
-  std::optional<Error> lost;  // set once the GPU is lost: reads stop calling NVML
+  // Set once, by the sampler, when the GPU is lost: reads stop calling NVML. `lost_flag` publishes
+  // `lost` to processes(), which may run on another thread.
+  std::optional<Error> lost;
+  std::atomic<bool> lost_flag{false};
 };
 
 NvmlSensor::~NvmlSensor() {
@@ -166,7 +170,10 @@ Status NvmlSensor::read(std::size_t domain_index, ReadingKind kind, std::vector<
   Gpu& g = *gpus_[refs_[domain_index].gpu];
   if (g.lost) return *g.lost;
   Status st = read_gpu(g, refs_[domain_index].memory, kind, out);
-  if (!st.ok() && st.error().kind == ErrorKind::device_lost) g.lost = st.error();
+  if (!st.ok() && st.error().kind == ErrorKind::device_lost) {
+    g.lost = st.error();
+    g.lost_flag.store(true, std::memory_order_release);
+  }
   return st;
 }
 
@@ -758,7 +765,7 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
                                                        " is out of range",
                       {}, 0});
   const Gpu& g = *gpus_[refs_[domain_index].gpu];
-  if (g.lost) return fail(*g.lost);
+  if (g.lost_flag.load(std::memory_order_acquire)) return fail(*g.lost);
   const Api& api = lib_->api();
   std::map<unsigned, ProcessUsage> by_pid;
   std::optional<Error> err;
