@@ -11,7 +11,7 @@ struct BackendLoad {
 
 // One open function per backend folder; the registry calls them explicitly.
 BackendLoad open_sim(const BackendOptions& options);    // sim/sim_gpu.cpp
-// BackendLoad open_nvml(const BackendOptions& options); // nvml/ (to come)
+BackendLoad open_nvml(const BackendOptions& options);   // nvml/nvml_sensor.cpp
 BackendLoad open_rapl(const BackendOptions& options);   // rapl/rapl_sensor.cpp
 
 }  // namespace wattlab::detail

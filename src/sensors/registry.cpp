@@ -34,6 +34,7 @@ OpenedSensors open_sensors(const BackendOptions& options) {
   } else if (d == "auto" || d == "nvml" || d == "rapl") {
     // Real backends are added here, in a fixed order: GPUs first, then CPU packages.
     // "auto" never picks the simulator: simulated numbers are only ever asked for.
+    if (d == "auto" || d == "nvml") take(out, detail::open_nvml(options));
     if (d == "rapl" || (d == "auto" && options.cpu)) take(out, detail::open_rapl(options));
   } else {
     throw UsageError("--device '" + d + "' is not known; use auto, sim, nvml or rapl");

@@ -42,6 +42,9 @@ struct Reading {
   ReadingKind kind = ReadingKind::power_instant_w;
   double value = 0;         // in the unit of `kind`
   int64_t read_dur_ns = 0;  // how long the read call took; bounds the timestamp's error
+  // The sensor's own timestamp for the value where it gives one (NVML field values, samples,
+  // violation counters: us since the epoch), mapped onto the monotonic clock; 0: none.
+  int64_t sensor_t_ns = 0;
 };
 
 }  // namespace wattlab
