@@ -65,11 +65,14 @@ std::optional<Finding> memory_limited_batch(const RuleContext& c) {
     falling = top->energy_per_unit_j() <= prev->energy_per_unit_j() * (1 - T.flat);
   }
   // Other GPU counts or generations of the same model and task that reach a larger batch.
+  // Prefer more GPUs of the same generation (memory availability through the count), else any.
   const ConfigRecord* bigger = nullptr;
-  for (const auto* x : c.population)
-    if (x->model_id == t.model_id && x->task == t.task && x->batch() > top->batch() &&
-        (!bigger || x->energy_per_unit_j() < bigger->energy_per_unit_j()))
-      bigger = x;
+  for (int pass = 0; pass < 2 && !bigger; ++pass)
+    for (const auto* x : c.population)
+      if (x->model_id == t.model_id && x->task == t.task && x->batch() > top->batch() &&
+          (pass == 1 || x->gpu_model == t.gpu_model) &&
+          (!bigger || x->energy_per_unit_j() < bigger->energy_per_unit_j()))
+        bigger = x;
   if (!kv_full && !(t.batch() == top->batch() && falling && bigger)) return std::nullopt;
   const auto& rule = rule_named("memory_limited_batch");
   Finding f = start(rule, "");
@@ -217,7 +220,7 @@ std::optional<Finding> compute_volume(const RuleContext& c) {
     f.evidence.push_back({"activated_params_billions", t.activated_params_billions, "B params", t.where()});
   }
   if (parts.empty()) return std::nullopt;
-  f.summary = fmt::format("Compute volume sets the energy: {} (medians over the per-model minimum-energy rows of {} on {}).",
+  f.summary = fmt::format("Compute volume relative to the task: {} (medians over the per-model minimum-energy rows of {} on {}).",
                           fmt::join(parts, "; "), t.task, t.gpu_model);
   return f;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "wattlab/diagnose/min_energy.h"
 
@@ -43,11 +44,11 @@ TaskSummary summarize_task(const Dataset& d, const std::string& gpu_model) {
   }
 
   std::vector<double> effects;
-  std::set<const ConfigRecord*> seen;
+  std::set<std::tuple<std::string, std::string, int>> seen;
   for (const auto* r : filter(rows, f)) {
+    if (!seen.insert({r->model_id, r->gpu_model, r->num_gpus}).second) continue;
     const Rows c = curve_of(*r, rows);
-    if (c.size() < 2 || seen.count(c.front())) continue;
-    seen.insert(c.front());
+    if (c.size() < 2) continue;
     effects.push_back(c.front()->energy_per_unit_j() / min_energy(c)->energy_per_unit_j());
   }
   s.batch_groups = effects.size();
