@@ -53,8 +53,10 @@ report::Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, con
 
 report::Plot waterfall_plot(const diagnose::Decomposition& d, const std::string& source_label) {
   report::Plot p;
-  p.title = fmt::format("Energy per {} ratio: {} / {} = {:.3f}x", d.a->unit(), d.b->label(), d.a->label(), d.total_ratio);
-  p.subtitle = fmt::format("source: {}; A = {}, B = {}", source_label, d.a->where(), d.b->where());
+  p.title = fmt::format("Energy per response, B / A = {:.3f}x", d.total_ratio);
+  p.subtitle = fmt::format("A = {} {} ({})\\nB = {} {} ({})\\nsource: {}", d.a->task, d.a->label(), d.a->where(), d.b->task,
+                           d.b->label(), d.b->where(), source_label);
+  p.height_px = 640;
   p.y.label = "energy per response relative to A (x, log scale)";
   p.y.log_base = 2;
   p.hline_y = 1.0;
