@@ -105,7 +105,7 @@ std::optional<std::string> find_gnuplot() {
 std::string series_data(const Series& s) {
   std::string out;
   for (const auto& p : s.points)
-    out += fmt::format("{:.17g} {:.17g} {:.17g} {}\n", p.x, p.y, p.y_low, dquote_label(p.label.empty() ? " " : p.label));
+    out += fmt::format("{} {} {} {}\n", p.x, p.y, p.y_low, dquote_label(p.label.empty() ? " " : p.label));
   return out;
 }
 
