@@ -1,19 +1,157 @@
-// Placeholder until the subcommand lands in this tree; prints that it is not built yet.
+// wattlab run [options] -- CMD ARGS...: the energy of a command. Starts it without a shell,
+// forwards SIGINT/SIGTERM, stores readings at least once a second, exits with its status.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
 #include <ostream>
+#include <thread>
 
 #include "cli.h"
+#include "device_options.h"
+#include "run_summary.h"
+#include "wattlab/meter/meter.h"
+#include "wattlab/store/run_json.h"
+#include "wattlab/store/store.h"
+
+extern char** environ;
 
 namespace wattlab::cli {
+namespace {
+
+struct RunOptions {
+  DeviceOptions dev;
+  std::string db = "wattlab.db";
+  std::string json;
+  int interval_ms = 20;
+  std::vector<std::string> command;
+};
+
+std::atomic<pid_t> g_child{0};
+void forward_signal(int sig) {
+  const pid_t c = g_child.load();
+  if (c > 0) kill(c, sig);
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+int run_command(const RunOptions& o, Io& io) {
+  if (o.command.empty()) throw UsageError("run: no command given; usage: wattlab run [options] -- CMD [ARGS...]");
+  OpenedSensors opened = open_sensors(o.dev.backend());
+  io.err << "wattlab run: " << describe(opened);
+  const bool simulated = opened.simulated();
+  auto store = Store::open(o.db);
+  if (!store) {
+    io.err << "wattlab: " << store.error().message() << "\n";
+    return kExitFailure;
+  }
+  RunInfo info;
+  info.command = o.command;
+  info.host = hostname();
+  info.start_utc = utc_iso8601(std::chrono::system_clock::now());
+  info.start_t_ns = MonotonicClock::instance().now_ns();
+  info.simulated = simulated;
+  info.device_selection = o.dev.device;
+  for (const auto& s : opened.sensors) info.devices.push_back({s->backend(), s->properties()});
+  auto run_id = store->begin_run(info);
+  if (!run_id) {
+    io.err << "wattlab: " << run_id.error().message() << "\n";
+    return kExitFailure;
+  }
+  MeterOptions mopt;
+  mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
+  Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
+  if (auto st = store->add_domains(*run_id, meter.domains()); !st) io.err << "wattlab: " << st.error().message() << "\n";
+  meter.start();
+
+  // The flusher: readings reach the database every 500 ms, so a killed run keeps what it measured.
+  std::atomic<bool> done{false};
+  std::thread flusher([&] {
+    std::vector<TimedReading> batch;
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      batch.clear();
+      meter.drain_readings(batch);
+      if (!batch.empty()) store->append_readings(*run_id, batch);
+    }
+  });
+
+  const WindowId window = meter.open("run");
+  std::vector<char*> argv;
+  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  struct sigaction sa {}, old_int{}, old_term{};
+  sa.sa_handler = forward_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  const int spawn_rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  int exit_status = 127;
+  if (spawn_rc != 0) {
+    io.err << fmt::format("wattlab run: cannot start '{}': {}\n", o.command[0], std::strerror(spawn_rc));
+  } else {
+    g_child.store(pid);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  g_child.store(0);
+  meter.close(window);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  const WindowResult result = meter.wait_result(window, std::chrono::seconds(5));
+  meter.stop();
+  done.store(true);
+  flusher.join();
+  std::vector<TimedReading> rest;
+  meter.drain_readings(rest);
+  if (!rest.empty()) store->append_readings(*run_id, rest);
+  const auto events = meter.events();
+  store->append_events(*run_id, events);
+  store->add_window(*run_id, result);
+  store->end_run(*run_id, MonotonicClock::instance().now_ns(), exit_status);
+  auto rec = store->load_run(*run_id);
+  if (rec) {
+    print_run_summary(io.err, *rec);
+    if (!o.json.empty()) {
+      std::ofstream f(o.json);
+      f << run_to_json_string(*rec) << "\n";
+      if (!f) io.err << "wattlab: could not write " << o.json << "\n";
+    }
+  } else {
+    io.err << "wattlab: " << rec.error().message() << "\n";
+  }
+  io.err << fmt::format("stored as run {} in {}\n", *run_id, o.db);
+  return exit_status;
+}
+
+}  // namespace
 
 void register_run(CLI::App& app, Action& action) {
-  auto* sub = app.add_subcommand("run", "(not yet available in this build)");
-  sub->callback([&action] {
-    action = [](Io& io) {
-      io.err << "wattlab: 'run' is not available in this build yet\n";
-      return kExitFailure;
-    };
-  });
+  auto opts = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand("run", "Measure the energy of a command: wattlab run [options] -- CMD [ARGS...]");
+  add_device_options(*sub, opts->dev);
+  sub->add_option("--db", opts->db, "SQLite database the run is stored in")->capture_default_str();
+  sub->add_option("--json", opts->json, "also write the run as JSON (docs/json-output.md)");
+  sub->add_option("--interval-ms", opts->interval_ms, "power polling interval in ms")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  sub->add_option("command", opts->command, "the command and its arguments, after --")->required();
+  sub->positionals_at_end();
+  sub->callback([opts, &action] { action = [opts](Io& io) { return run_command(*opts, io); }; });
 }
 
 }  // namespace wattlab::cli

@@ -1,0 +1,45 @@
+#include "device_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace wattlab::cli {
+
+BackendOptions DeviceOptions::backend() const {
+  BackendOptions b;
+  b.device = device;
+  b.sim_workload = sim_workload;
+  b.sim_faults = sim_faults;
+  b.sim_gpus = sim_gpus;
+  b.sim_seed = sim_seed;
+  b.gpus = gpus;
+  b.powercap_root = powercap_root;
+  b.cpu = !no_cpu;
+  return b;
+}
+
+void add_device_options(CLI::App& sub, DeviceOptions& o) {
+  sub.add_option("--device", o.device, "auto (every real backend that loads), sim, nvml or rapl")
+      ->check(CLI::IsMember({"auto", "sim", "nvml", "rapl"}))
+      ->capture_default_str();
+  sub.add_option("--sim-workload", o.sim_workload, "the simulated GPU's workload script (docs/sim.md)");
+  sub.add_option("--sim-faults", o.sim_faults, "faults the simulated GPU produces (docs/sim.md)");
+  sub.add_option("--sim-gpus", o.sim_gpus, "how many simulated GPUs")->check(CLI::Range(1, 64));
+  sub.add_option("--sim-seed", o.sim_seed, "seed of the simulated boards (gain, phase, noise)");
+  sub.add_option("--gpus", o.gpus, "GPUs to measure: NVML indices or UUIDs (overrides CUDA_VISIBLE_DEVICES)")
+      ->delimiter(',');
+  sub.add_option("--powercap-root", o.powercap_root, "powercap sysfs folder (containers, tests)")
+      ->capture_default_str();
+  sub.add_flag("--no-cpu", o.no_cpu, "leave CPU (RAPL) domains out under --device auto");
+}
+
+std::string describe(const OpenedSensors& s) {
+  std::string out;
+  if (s.simulated()) out += "SIMULATED GPU (wattlab-sim, not hardware): every number below is simulated\n";
+  for (const auto& st : s.statuses)
+    out += std::string(st.loaded ? "  loaded " : "  not loaded ") + st.backend + ": " + st.detail + "\n";
+  if (s.domain_count() == 0)
+    out += "  nothing to measure here; try --device sim for the simulated GPU\n";
+  return out;
+}
+
+}  // namespace wattlab::cli

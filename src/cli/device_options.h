@@ -1,0 +1,32 @@
+// Options every measuring subcommand shares: which device, and the simulator's script.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "wattlab/sensors/registry.h"
+
+namespace CLI {
+class App;
+}
+
+namespace wattlab::cli {
+
+struct DeviceOptions {
+  std::string device = "auto";
+  std::string sim_workload;
+  std::string sim_faults;
+  int sim_gpus = 1;
+  uint64_t sim_seed = 1;
+  std::vector<std::string> gpus;
+  std::string powercap_root = "/sys/class/powercap";
+  bool no_cpu = false;
+
+  BackendOptions backend() const;
+};
+
+void add_device_options(CLI::App& sub, DeviceOptions& o);
+
+// "SIMULATED GPU: ..." or "measuring gpu:0 (NVIDIA H200), cpu:0/package", plus what did not load.
+std::string describe(const OpenedSensors& s);
+
+}  // namespace wattlab::cli
