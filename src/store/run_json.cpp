@@ -50,6 +50,8 @@ Json window_json(const WindowResult& w) {
               {"t_end_ns", w.t_end_ns},
               {"dur_s", w.dur_s()},
               {"final", w.final},
+              {"counts", w.counts},
+              {"labels", w.labels},
               {"domains", std::move(domains)}};
 }
 
@@ -94,6 +96,7 @@ nlohmann::ordered_json run_to_json(const RunRecord& run) {
               {"exit_status", opt(run.exit_status)},
               {"device_selection", info.device_selection},
               {"devices", store_detail::devices_to_json(info.devices)},
+              {"tags", info.tags},
               {"domains", std::move(domains)},
               {"windows", std::move(windows)},
               {"events", std::move(events)},

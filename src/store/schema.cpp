@@ -7,7 +7,7 @@
 namespace wattlab::store_detail {
 namespace {
 
-// Version 1. Changing any of this means a new kSchemaVersion and a migration in prepare_schema.
+// Version 1 (version 2 adds kTablesV2 below). Changing any of this means a new kSchemaVersion and a migration in prepare_schema.
 constexpr std::string_view kTablesV1 = R"sql(
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
@@ -80,6 +80,28 @@ CREATE TABLE events (
 CREATE INDEX events_by_run_t ON events (run_id, t_ns);
 )sql";
 
+// Version 2: what callers say about runs and windows (RunInfo::tags, WindowResult::counts/labels).
+constexpr std::string_view kTablesV2 = R"sql(
+CREATE TABLE run_tags (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id),
+  key    TEXT NOT NULL,
+  value  TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE window_counts (
+  window_row INTEGER NOT NULL REFERENCES windows(window_row),
+  key        TEXT NOT NULL,
+  value      REAL NOT NULL,
+  PRIMARY KEY (window_row, key)
+) WITHOUT ROWID;
+CREATE TABLE window_labels (
+  window_row INTEGER NOT NULL REFERENCES windows(window_row),
+  key        TEXT NOT NULL,
+  value      TEXT NOT NULL,
+  PRIMARY KEY (window_row, key)
+) WITHOUT ROWID;
+)sql";
+
 // window_domains: one row per DomainEnergy, its telemetry columns from kTelemetryFields.
 std::string window_domains_sql() {
   std::string sql = R"sql(
@@ -135,6 +157,15 @@ Status create_schema(sqlite::Db& db, const std::string& wattlab_version) {
   return tx->commit();
 }
 
+Status migrate_v1_to_v2(sqlite::Db& db) {
+  auto tx = sqlite::Transaction::begin(db);
+  if (!tx) return tx.error();
+  if (auto s = db.exec(std::string(kTablesV2)); !s) return s;
+  if (auto s = db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'"); !s) return s;
+  if (auto s = db.exec("PRAGMA user_version = 2"); !s) return s;
+  return tx->commit();
+}
+
 }  // namespace
 
 static_assert(kWindowDomainColumnCount == 13 + static_cast<int>(kTelemetryFields.size()) + 1,
@@ -149,7 +180,12 @@ std::string window_domain_columns() {
   return cols;
 }
 
-std::string schema_sql() { return std::string(kTablesV1) + window_domains_sql(); }
+std::string schema_sql() { return std::string(kTablesV1) + window_domains_sql() + std::string(kTablesV2); }
+
+bool has_annotation_tables(sqlite::Db& db) {
+  auto n = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'run_tags'");
+  return n && *n == 1;
+}
 
 Status prepare_schema(sqlite::Db& db, bool read_only, const std::string& wattlab_version) {
   // The first statement that reads the file: a non-database fails here with SQLITE_NOTADB.
@@ -175,10 +211,11 @@ Status prepare_schema(sqlite::Db& db, bool read_only, const std::string& wattlab
     if (read_only) return not_a_store_error(db, "it is empty");
     return create_schema(db, wattlab_version);
   }
-  // Versions 1..kSchemaVersion: there is only version 1 so far; migrations go here.
   auto meta = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'");
   if (!meta) return meta.error();
   if (*meta != 1) return not_a_store_error(db, "it has no meta table");
+  // Migrations, oldest first. Read-only opens leave the file as it is (loaders cope with v1).
+  if (*version == 1 && !read_only) return migrate_v1_to_v2(db);
   return {};
 }
 

@@ -13,10 +13,18 @@
 
 namespace wattlab {
 
+static_assert(Store::kSchemaVersion == store_detail::kSchemaVersion, "store.h and schema.h disagree on the version");
+
 namespace {
 constexpr const char* kVersion = WATTLAB_VERSION;  // from CMake's project(VERSION)
 
 int64_t as_int(bool b) { return b ? 1 : 0; }
+
+Status put_run_tag(sqlite::Db& db, RunId run, const std::string& key, const std::string& value) {
+  auto q = db.prepare("INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)");
+  if (!q) return q.error();
+  return q->bind(1, run).bind(2, key).bind(3, value).run();
+}
 }  // namespace
 
 // --- Impl ---
@@ -107,6 +115,8 @@ Result<RunId> Store::begin_run(const RunInfo& info) {
       "INSERT INTO runs (command_json, host, start_utc, start_t_ns, simulated, device_selection, devices_json, "
       "wattlab_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!q) return q.error();
+  auto tx = sqlite::Transaction::begin(impl_->db);
+  if (!tx) return tx.error();
   q->bind(1, store_detail::strings_to_json(info.command).dump())
       .bind(2, info.host)
       .bind(3, info.start_utc)
@@ -117,8 +127,18 @@ Result<RunId> Store::begin_run(const RunInfo& info) {
       .bind(8, std::string_view(kVersion));
   if (auto s = q->run(); !s) return s.error();
   RunId run = impl_->db.last_insert_rowid();
+  for (const auto& [key, value] : info.tags)
+    if (auto s = put_run_tag(impl_->db, run, key, value); !s) return s.error();
+  if (auto s = tx->commit(); !s) return s.error();
   impl_->domain_counts[run] = 0;
   return run;
+}
+
+Status Store::set_run_tag(RunId run, const std::string& key, const std::string& value) {
+  std::lock_guard lock(impl_->mu);
+  if (auto s = impl_->require_writable("set_run_tag"); !s) return s;
+  if (auto count = impl_->domain_count(run); !count) return count.error();
+  return put_run_tag(impl_->db, run, key, value);
 }
 
 Status Store::add_domains(RunId run, std::span<const Domain> domains) {
@@ -242,6 +262,12 @@ Status Store::add_window(RunId run, const WindowResult& window) {
   const auto window_id = static_cast<int64_t>(window.id);
 
   // Replace an earlier (provisional) copy of the same window.
+  for (const char* table : {"window_counts", "window_labels"}) {
+    auto drop = db.prepare(std::string("DELETE FROM ") + table +
+                           " WHERE window_row IN (SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)");
+    if (!drop) return drop.error();
+    if (auto s = drop->bind(1, run).bind(2, window_id).run(); !s) return s;
+  }
   auto drop_results = db.prepare(
       "DELETE FROM window_domains WHERE window_row IN "
       "(SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)");
@@ -274,6 +300,14 @@ Status Store::add_window(RunId run, const WindowResult& window) {
     bind_domain_energy(*insert_result, window_row, position++, d);
     if (auto s = insert_result->run(); !s) return s;
   }
+  auto insert_count = db.prepare("INSERT INTO window_counts (window_row, key, value) VALUES (?1, ?2, ?3)");
+  if (!insert_count) return insert_count.error();
+  for (const auto& [key, value] : window.counts)
+    if (auto s = insert_count->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
+  auto insert_label = db.prepare("INSERT INTO window_labels (window_row, key, value) VALUES (?1, ?2, ?3)");
+  if (!insert_label) return insert_label.error();
+  for (const auto& [key, value] : window.labels)
+    if (auto s = insert_label->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
   return tx->commit();
 }
 

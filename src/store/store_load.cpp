@@ -124,6 +124,49 @@ Status load_windows(sqlite::Db& db, RunRecord& run) {
   }
 }
 
+// Version-2 annotations; a version-1 file opened read-only has none.
+Status load_annotations(sqlite::Db& db, RunRecord& run) {
+  if (!store_detail::has_annotation_tables(db)) return {};
+  auto t = db.prepare("SELECT key, value FROM run_tags WHERE run_id = ?1");
+  if (!t) return t.error();
+  t->bind(1, run.run_id);
+  for (;;) {
+    auto row = t->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    run.info.tags[t->text(0)] = t->text(1);
+  }
+  std::map<int64_t, WindowResult*> by_row;
+  auto w = db.prepare("SELECT window_row FROM windows WHERE run_id = ?1 ORDER BY window_row");
+  if (!w) return w.error();
+  w->bind(1, run.run_id);
+  for (std::size_t i = 0;; ++i) {
+    auto row = w->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    if (i < run.windows.size()) by_row[w->int64(0)] = &run.windows[i];
+  }
+  for (const char* table : {"window_counts", "window_labels"}) {
+    const bool counts = std::string_view(table) == "window_counts";
+    auto q = db.prepare(std::string("SELECT a.window_row, a.key, a.value FROM ") + table +
+                        " a JOIN windows w ON w.window_row = a.window_row WHERE w.run_id = ?1");
+    if (!q) return q.error();
+    q->bind(1, run.run_id);
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      auto it = by_row.find(q->int64(0));
+      if (it == by_row.end()) continue;
+      if (counts)
+        it->second->counts[q->text(1)] = q->real(2);
+      else
+        it->second->labels[q->text(1)] = q->text(2);
+    }
+  }
+  return {};
+}
+
 Status load_events(sqlite::Db& db, RunRecord& run) {
   auto q = db.prepare(
       "SELECT t_ns, domain_id, reading, kind, message FROM events WHERE run_id = ?1 ORDER BY t_ns, rowid");
@@ -155,6 +198,7 @@ Result<RunRecord> Store::load_run(RunId run) const {
   if (auto s = load_domains(db, record); !s) return s.error();
   if (auto s = load_windows(db, record); !s) return s.error();
   if (auto s = load_events(db, record); !s) return s.error();
+  if (auto s = load_annotations(db, record); !s) return s.error();
   return record;
 }
 

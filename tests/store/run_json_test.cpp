@@ -29,7 +29,7 @@ TEST(RunJson, TopLevelKeysInDocumentedOrder) {
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   const std::vector<std::string> expected = {
       "schema", "run_id", "wattlab_version", "simulated", "state", "command", "host", "start_utc", "start_t_ns",
-      "end_t_ns", "dur_s", "exit_status", "device_selection", "devices", "domains", "windows", "events", "counts"};
+      "end_t_ns", "dur_s", "exit_status", "device_selection", "devices", "tags", "domains", "windows", "events", "counts"};
   EXPECT_EQ(keys, expected);
   EXPECT_EQ(j["schema"], "wattlab.run/1");
   EXPECT_EQ(j["run_id"], 4);

@@ -1,6 +1,7 @@
 // Results of measurement windows: plain data that reporters, the store and exporters read.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ struct WindowResult {
   int64_t t_end_ns = 0;
   bool final = false;  // false: the timeline did not yet cover the end (provisional)
   std::vector<DomainEnergy> domains;
+  // What the caller says the window held, kept beside the energy: counts ("tokens" = 512,
+  // "gemms" = 2400) turn joules into joules per unit; labels ("engine" = "bf16") name the point.
+  std::map<std::string, double> counts;
+  std::map<std::string, std::string> labels;
 
   double dur_s() const { return static_cast<double>(t_end_ns - t_begin_ns) * 1e-9; }
 };

@@ -2,6 +2,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct RunInfo {
   bool simulated = false;            // any domain is simulated: every output says SIMULATED
   std::string device_selection;      // what --device asked for: "auto", "sim", "nvml", "rapl"
   std::vector<DeviceProperties> devices;
+  // Free-form facts about the run ("model" = "llama-8b", "batch" = "64"): set at begin_run or
+  // later with Store::set_run_tag; diagnose reads configurations from them.
+  std::map<std::string, std::string> tags;
 };
 
 // One line of `list_runs()`: enough to pick a run without loading it.

@@ -25,7 +25,7 @@ enum class OpenMode {
 class Store {
  public:
   // The schema version this build writes and the newest it reads (PRAGMA user_version).
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Errors: `schema` for a file from a newer wattlab, `parse` for a file that is not a wattlab
   // store, `not_found` for a missing file in read_only mode, `io`/`no_permission` otherwise.
@@ -49,6 +49,8 @@ class Store {
   // A window with the same WindowResult::id replaces the earlier one (provisional -> final).
   Status add_window(RunId run, const WindowResult& window);
   Status end_run(RunId run, int64_t end_t_ns, int exit_status);
+  // Sets (or replaces) one tag of a run, e.g. a configuration fact learned while it runs.
+  Status set_run_tag(RunId run, const std::string& key, const std::string& value);
 
   // Reading. A run id that is not there gives `not_found`.
   Result<RunRecord> load_run(RunId run) const;
