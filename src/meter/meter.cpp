@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -38,6 +40,7 @@ struct Task {
   int reads_since_bracket = 0;
   double probe_value = 0;
   int64_t probe_t_ns = 0;
+  int64_t last_point_t_ns = INT64_MIN;  // newest counter point added by the plain (gridless) path
   bool have_probe = false;
   std::unique_ptr<CounterGrid> tracker;
 };
@@ -152,11 +155,18 @@ class Meter::Impl {
     std::string ev;
     if (!t.grid) {
       // The value belongs to the newest update, somewhere in (mid - update, mid] and after the
-      // previous read if that one saw another value. An unchanged value adds nothing.
+      // previous read if that one saw another value.
       if (!t.have_probe || value != t.probe_value) {
         int64_t lo = mid - update;
         if (t.have_probe) lo = std::max(lo, t.probe_t_ns);
-        ev = tl.add_counter(value, lo + (mid - lo) / 2, std::max<int64_t>((mid - lo) / 2, dur / 2));
+        t.last_point_t_ns = lo + (mid - lo) / 2;
+        ev = tl.add_counter(value, t.last_point_t_ns, std::max<int64_t>((mid - lo) / 2, dur / 2));
+      } else if (mid - update / 2 > t.last_point_t_ns) {
+        // Unchanged: no energy reached the counter up to its latest update, in (mid - update, mid].
+        // Saying so keeps an idle zone's timeline moving: without it, a window ending after the
+        // last change would find no counter point beyond its edge.
+        t.last_point_t_ns = mid - update / 2;
+        ev = tl.add_counter(value, t.last_point_t_ns, std::max<int64_t>(update / 2, dur / 2));
       }
       t.have_probe = true;
       t.probe_value = value;

@@ -215,8 +215,9 @@ detail::BackendLoad open_rapl_with(const RaplConfig& config) {
     list += (list.empty() ? "" : ", ") + z.domain_id + " (" + z.sysfs_name + ")";
   }
   load.status.loaded = true;
-  load.status.detail = std::to_string(d.zones.size()) + " zones on " + std::to_string(sockets.size()) +
-                       " sockets under " + config.root.string() + ": " + list;
+  auto plural = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  load.status.detail = plural(d.zones.size(), "zone") + " on " + plural(sockets.size(), "socket") +
+                       " under " + config.root.string() + ": " + list;
   if (!skipped.empty()) load.status.detail += ". Not measured: " + skipped;
   load.status.detail += notes;
   load.sensor = std::make_unique<RaplSensor>(std::move(d.zones), config);
