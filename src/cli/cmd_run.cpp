@@ -75,6 +75,10 @@ int run_command(const RunOptions& o, Io& io) {
   Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
   if (auto st = store->add_domains(*run_id, meter.domains()); !st) io.err << "wattlab: " << st.error().message() << "\n";
   meter.start();
+  // Every sensor read once before the command starts, so the window's begin edge has a reading
+  // before it (a counter without power readings cannot be extended backwards).
+  if (!meter.wait_first_reads(std::chrono::seconds(10)))
+    io.err << "wattlab run: warning: some sensors have not answered within 10 s; the command starts anyway\n";
 
   // The flusher: readings reach the database every 500 ms, so a killed run keeps what it measured.
   std::atomic<bool> done{false};

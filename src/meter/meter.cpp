@@ -31,6 +31,7 @@ struct DomainRef {
 
 struct Task {
   uint32_t domain = 0;
+  bool read_once = false;  // at least one read attempted (for Meter::wait_first_reads)
   ReadingKind kind{};
   int64_t interval_ns = 0;
   int64_t next_ns = 0;
@@ -40,7 +41,8 @@ struct Task {
   int reads_since_bracket = 0;
   double probe_value = 0;
   int64_t probe_t_ns = 0;
-  int64_t last_point_t_ns = INT64_MIN;  // newest counter point added by the plain (gridless) path
+  int64_t last_point_t_ns = INT64_MIN;
+  int64_t value_seen_t_ns = INT64_MIN;  // when the plain path first read the current value  // newest counter point added by the plain (gridless) path
   bool have_probe = false;
   std::unique_ptr<CounterGrid> tracker;
 };
@@ -159,14 +161,16 @@ class Meter::Impl {
       if (!t.have_probe || value != t.probe_value) {
         int64_t lo = mid - update;
         if (t.have_probe) lo = std::max(lo, t.probe_t_ns);
+        t.value_seen_t_ns = mid;
         t.last_point_t_ns = lo + (mid - lo) / 2;
         ev = tl.add_counter(value, t.last_point_t_ns, std::max<int64_t>((mid - lo) / 2, dur / 2));
-      } else if (mid - update / 2 > t.last_point_t_ns) {
-        // Unchanged: no energy reached the counter up to its latest update, in (mid - update, mid].
-        // Saying so keeps an idle zone's timeline moving: without it, a window ending after the
-        // last change would find no counter point beyond its edge.
-        t.last_point_t_ns = mid - update / 2;
-        ev = tl.add_counter(value, t.last_point_t_ns, std::max<int64_t>(update / 2, dur / 2));
+      } else if (mid - update > t.value_seen_t_ns && mid - update > t.last_point_t_ns) {
+        // Unchanged, and the counter has published since this value first appeared: no energy
+        // reached it up to that update, which lies in (mid - update, mid]. Saying so keeps an idle
+        // zone's timeline moving; without it, a window ending after the last change would find
+        // no counter point beyond its edge.
+        t.last_point_t_ns = mid - update;
+        ev = tl.add_counter(value, t.last_point_t_ns, std::max<int64_t>(dur / 2, 1));
       }
       t.have_probe = true;
       t.probe_value = value;
@@ -312,6 +316,10 @@ class Meter::Impl {
       }
       sampler_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
       std::lock_guard lk(mu_);
+      if (!t->read_once) {
+        t->read_once = true;
+        if (++tasks_read_once_ == tasks_.size()) cv_.notify_all();
+      }
       process_windows();
     }
   }
@@ -322,6 +330,7 @@ class Meter::Impl {
   std::vector<DomainRef> refs_;
   std::vector<Domain> domains_;
   std::vector<Task> tasks_;
+  std::size_t tasks_read_once_ = 0;  // guarded by mu_
   std::vector<Reading> scratch_;
 
   mutable std::mutex mu_;  // guards everything below
@@ -355,6 +364,11 @@ void Meter::start() {
   if (impl_->clock_.is_virtual()) throw std::logic_error("Meter::start on a virtual clock: call advance_to()");
   impl_->started_ = true;
   impl_->thread_ = std::thread([this] { impl_->thread_main(); });
+}
+
+bool Meter::wait_first_reads(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(impl_->mu_);
+  return impl_->cv_.wait_for(lk, timeout, [&] { return impl_->tasks_read_once_ >= impl_->tasks_.size(); });
 }
 
 void Meter::stop() {

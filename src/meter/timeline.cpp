@@ -224,11 +224,14 @@ void Timeline::update_noise(const PieceSource& src, double& noise_w) {
   d.reserve(n);
   for (std::size_t i = src.pieces.size() - n + 1; i < src.pieces.size(); ++i)
     d.push_back(std::abs(src.pieces[i].power_w - src.pieces[i - 1].power_w));
-  const std::size_t k = d.size() / 10;
-  std::nth_element(d.begin(), d.begin() + static_cast<long>(k), d.end());
-  // An upper bound when plateaus fill less of the time: conservative (see docs/estimators.md).
-  const double sigma = d[k] / 0.178;
-  noise_w = sigma;
+  std::sort(d.begin(), d.end());
+  // First guess from the 10th percentile (0.178 sigma when every step is quiet; an upper bound
+  // otherwise), then the median of the quiet cluster, the diffs below 3.5 guessed sigmas
+  // (|N(0, 2 sigma^2)|, cut at 2.47 of its own sigma: median 0.637 * sqrt 2 sigma).
+  const double guess = d[d.size() / 10] / 0.178;
+  const auto end = std::upper_bound(d.begin(), d.end(), 3.5 * guess);
+  const std::size_t quiet = static_cast<std::size_t>(end - d.begin());
+  noise_w = quiet >= 16 ? d[quiet / 2] / (0.637 * std::sqrt(2.0)) : guess;
 }
 
 EdgeEstimate Timeline::energy_at(int64_t t) const {
@@ -363,7 +366,20 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
   const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
   const double u_dE = rss({k * sl.front().power_w * s0, k * sl.back().power_w * s1, counter_res_j_});
-  const double u_k = k * u_dE / dE;
+  double u_k = k * u_dE / dE;
+  // The counter's edge times can be off by more than the grid claims, so also take the scale's
+  // own scatter: the scales of the span's four quarters are independent estimates of k, and
+  // their standard deviation over sqrt(4) is that of the whole span's.
+  if (ib - lo >= 8) {
+    std::vector<double> quarters;
+    for (int q = 0; q < 4; ++q) {
+      const CounterPoint& c0 = counter_[static_cast<std::size_t>(lo + (ib - lo) * q / 4)];
+      const CounterPoint& c1 = counter_[static_cast<std::size_t>(lo + (ib - lo) * (q + 1) / 4)];
+      const double s_j = integrate(samples_.slice(c0.t_ns, c1.t_ns), c0.t_ns, c1.t_ns).energy_j;
+      if (s_j > 0) quarters.push_back((c1.energy_j - c0.energy_j) / s_j);
+    }
+    if (quarters.size() == 4) u_k = std::max(u_k, stddev(quarters) / 2.0);
+  }
   out.ok = true;
   out.energy_j = k * raw.energy_j;
   out.u_j = rss({k * raw.u_j, u_k * raw.energy_j});

@@ -59,6 +59,9 @@ class Meter {
   // Real time: start the sampler thread. Virtual time: do not start it; call advance_to().
   void start();
   void stop();  // reads once more at the end, then joins the thread
+  // Real time: wait until every reading of every domain has been read once, so that a window
+  // opened next has a reading before its begin edge. False on timeout.
+  bool wait_first_reads(std::chrono::milliseconds timeout);
   // Virtual time only: run the sampler's schedule up to t_ns on the calling thread.
   void advance_to(int64_t t_ns);
 
