@@ -7,7 +7,9 @@
 #include <climits>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -232,23 +234,35 @@ class Meter::Impl {
   // Anchor window starts and finalize window ends the timeline now covers. Caller holds mu_.
   void process_windows() {
     bool any = false;
-    for (auto& [id, w] : windows_) {
-      if (w.final_result) continue;
+    for (auto pit = pending_.begin(); pit != pending_.end();) {
+      WindowRec& w = windows_.at(*pit);
       for (std::size_t d = 0; d < refs_.size(); ++d) {
         if (w.begin[d]) continue;
         const EdgeEstimate e = timelines_[d].energy_at(w.a_ns);
         if (e.ok && e.covered) w.begin[d] = e;
       }
-      if (w.b_ns < 0) continue;
+      if (w.b_ns < 0) {
+        ++pit;
+        continue;
+      }
       bool covered = true;
       for (std::size_t d = 0; d < refs_.size(); ++d)
         if (!states_[d].lost && !end_is_covered(timelines_[d], w.b_ns)) covered = false;
       // A domain that stopped answering must not hold results back forever.
       if (!covered && clock_.now_ns() - w.b_ns > 4 * opt_.counter_interval_ns) covered = true;
-      if (covered) {
-        w.final_result = build(w, true);
-        any = true;
+      if (!covered) {
+        ++pit;
+        continue;
       }
+      w.final_result = build(w, true);
+      any = true;
+      finished_.push_back(w.id);
+      pit = pending_.erase(pit);
+    }
+    // Bounded memory: only the newest finished results are kept.
+    while (finished_.size() > opt_.finished_window_capacity) {
+      windows_.erase(finished_.front());
+      finished_.pop_front();
     }
     if (any) cv_.notify_all();
   }
@@ -339,6 +353,8 @@ class Meter::Impl {
   std::vector<DomainState> states_;
   std::vector<int> fail_streak_;
   std::map<WindowId, WindowRec> windows_;
+  std::set<WindowId> pending_;     // not final yet: the only ones process_windows() looks at
+  std::deque<WindowId> finished_;  // final, oldest first; trimmed to finished_window_capacity
   WindowId next_id_ = 1;
   std::vector<MeterEvent> events_;
   std::vector<TimedReading> export_;
@@ -395,6 +411,7 @@ WindowId Meter::open(std::string_view name, const std::function<void()>& sync) {
   std::lock_guard lk(impl_->mu_);
   const WindowId id = impl_->next_id_++;
   WindowRec& w = impl_->windows_[id];
+  impl_->pending_.insert(id);
   w.id = id;
   w.name = std::string(name);
   w.a_ns = t;
@@ -407,7 +424,7 @@ void Meter::close(WindowId id, const std::function<void()>& sync) {
   const int64_t t = impl_->clock_.now_ns();
   std::lock_guard lk(impl_->mu_);
   auto it = impl_->windows_.find(id);
-  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::close: no window " + std::to_string(id));
+  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::close: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
   if (it->second.b_ns < 0) it->second.b_ns = t;
 }
 
@@ -416,6 +433,7 @@ WindowId Meter::add_window(std::string_view name, int64_t t_begin_ns, int64_t t_
   std::lock_guard lk(impl_->mu_);
   const WindowId id = impl_->next_id_++;
   WindowRec& w = impl_->windows_[id];
+  impl_->pending_.insert(id);
   w.id = id;
   w.name = std::string(name);
   w.a_ns = t_begin_ns;
@@ -434,7 +452,7 @@ std::optional<WindowResult> Meter::result(WindowId id) const {
 WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) {
   std::unique_lock lk(impl_->mu_);
   auto it = impl_->windows_.find(id);
-  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::wait_result: no window " + std::to_string(id));
+  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::wait_result: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
   if (impl_->clock_.is_virtual() || !impl_->started_) {
     impl_->process_windows();
   } else {
@@ -447,7 +465,7 @@ WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) 
 WindowResult Meter::provisional_result(WindowId id) const {
   std::lock_guard lk(impl_->mu_);
   auto it = impl_->windows_.find(id);
-  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::provisional_result: no window " + std::to_string(id));
+  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::provisional_result: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
   if (it->second.final_result) return *it->second.final_result;
   return impl_->build(it->second, false);
 }

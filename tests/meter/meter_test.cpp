@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "sensors/sim/sim_gpu.h"
+#include "sim_fixture.h"
 
 namespace wattlab {
 
@@ -80,3 +81,32 @@ TEST(Meter, StopsPromptlyAndVirtualClockRefusesStart) {
 }
 
 }  // namespace wattlab
+
+namespace wattlab::testing {
+namespace {
+
+TEST(MeterMemory, OnlyTheNewestFinishedResultsAreKept) {
+  MeterOptions opt;
+  opt.finished_window_capacity = 4;
+  SimMeter m(exact_board("step 300W 60s"), opt);
+  m.meter->advance_to(m.t0() + 5'000'000'000);
+  std::vector<WindowId> ids;
+  for (int i = 0; i < 10; ++i)
+    ids.push_back(m.meter->add_window("w", m.t0() + 1'000'000'000 + i * 100'000'000, m.t0() + 2'000'000'000));
+  const WindowId open = m.meter->open("still-open");
+  m.meter->advance_to(m.clock.now_ns() + 3'000'000'000);
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(m.meter->result(ids[i]).has_value()) << i;
+  for (int i = 6; i < 10; ++i) EXPECT_TRUE(m.meter->result(ids[i]).has_value()) << i;
+  EXPECT_THROW(m.meter->wait_result(ids[0]), std::invalid_argument);
+  // An open window is never dropped, however many finish after it.
+  for (int i = 0; i < 10; ++i) m.meter->add_window("later", m.t0() + 3'000'000'000, m.t0() + 4'000'000'000);
+  m.meter->advance_to(m.clock.now_ns() + 3'000'000'000);
+  m.meter->close(open);
+  m.meter->advance_to(m.clock.now_ns() + 3'000'000'000);
+  const auto r = m.meter->result(open);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NEAR(r->domains.at(0).energy_j, 300.0 * r->dur_s(), 0.01 * 300.0 * r->dur_s());
+}
+
+}  // namespace
+}  // namespace wattlab::testing

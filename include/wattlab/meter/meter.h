@@ -27,6 +27,9 @@ struct MeterOptions {
   // Bounded memory: readings kept per domain and kind (at 50 Hz, 2^18 is ~87 minutes). Windows
   // longer than that still come out right: the meter anchors each window edge as soon as it can.
   std::size_t timeline_capacity = 1u << 18;
+  // Finished window results kept for result()/wait_result(); older ones are dropped (take them,
+  // or store them, before). Open windows are never dropped.
+  std::size_t finished_window_capacity = 1u << 16;
   // Readings handed to the export queue (the store's flusher) before the oldest are dropped.
   std::size_t export_capacity = 1u << 20;
 };
