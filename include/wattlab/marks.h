@@ -61,6 +61,24 @@ inline void put_number(std::string& out, double v) {
   std::snprintf(buf, sizeof buf, "%.17g", std::isfinite(v) ? v : 0.0);  // JSON has no NaN
   out += buf;
 }
+inline void put_value(std::string& out, double v) { put_number(out, v); }
+inline void put_value(std::string& out, const std::string& v) { put_string(out, v); }
+// ,"field":{"k":v,...}
+template <class Map>
+void put_object(std::string& out, const char* field, const Map& m) {
+  out += ",\"";
+  out += field;
+  out += "\":{";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ",";
+    first = false;
+    put_string(out, k);
+    out += ":";
+    put_value(out, v);
+  }
+  out += "}";
+}
 }  // namespace detail
 
 // One connection to the channel. Thread-safe: each mark is one write() of one line, and a pipe
@@ -95,32 +113,8 @@ class Client {
       line += ",\"name\":";
       detail::put_string(line, name);
     }
-    if (!counts.empty()) {
-      line += ",\"counts\":{";
-      bool first = true;
-      for (const auto& [k, v] : counts) {
-        if (!first) line += ",";
-        first = false;
-        detail::put_string(line, k);
-        line += ":";
-        detail::put_number(line, v);
-      }
-      line += "}";
-    }
-    if (!text.empty()) {
-      line += ",\"";
-      line += text_field;
-      line += "\":{";
-      bool first = true;
-      for (const auto& [k, v] : text) {
-        if (!first) line += ",";
-        first = false;
-        detail::put_string(line, k);
-        line += ":";
-        detail::put_string(line, v);
-      }
-      line += "}";
-    }
+    if (!counts.empty()) detail::put_object(line, "counts", counts);
+    if (!text.empty()) detail::put_object(line, text_field, text);
     line += "}\n";
     std::size_t done = 0;
     while (done < line.size()) {

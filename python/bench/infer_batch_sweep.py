@@ -203,6 +203,9 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
                 one_s = time.monotonic() - t1
             warm_s = time.monotonic() - t0
             last_b, last_warm = b, warm_s
+            # generate compiles its decode step only when it judges the model and cache fit for it:
+            # say whether it did, so a "compiled" window that ran eagerly is not taken for one.
+            compiled = getattr(model, "_compiled_call", None) is not None
             reps = max(1, math.ceil(args.min_window_s / max(one_s, 1e-3)))
             if time.monotonic() + reps * one_s > deadline:
                 reps = max(1, int((deadline - time.monotonic() - 2) / max(one_s, 1e-3)))
@@ -211,7 +214,7 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
             gaps = []
             c0 = cpu_s()
             marks.open(name, batch=b, path=path, task=task, phase="steady", new_tokens=args.new_tokens,
-                       prompt_len=args.prompt_len)
+                       prompt_len=args.prompt_len, decode_compiled="yes" if compiled else "no")
             w0 = time.monotonic()
             tokens = 0
             for _ in range(reps):
@@ -229,7 +232,8 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
                 marks.tag(name, **labels)
             marks.close(name, tokens=tokens, requests=b * reps, host_cpu_s=host)
             r = {"path": path, "batch": b, "reps": reps, "dur_s": dur, "tokens": tokens,
-                 "tokens_per_s": tokens / dur, "host_cpu_cores": host / dur, "warmup_s": warm_s, **labels}
+                 "tokens_per_s": tokens / dur, "host_cpu_cores": host / dur, "warmup_s": warm_s,
+                 "decode_compiled": compiled, **labels}
             log(json.dumps(r))
             results.append(r)
         except torch.cuda.OutOfMemoryError:

@@ -25,6 +25,8 @@ def rows_of(run):
         if not c.get("tokens"):
             continue
         lab = w.get("labels", {})
+        if "marks.unclosed" in lab or lab.get("phase", "steady") != "steady":
+            continue  # left open at exit, or a warm-up: not a steady window
         gpus = [d for d in w["domains"] if re.fullmatch(r"gpu:\d+", d["domain_id"]) and d.get("available")]
         cpus = [d for d in w["domains"] if re.fullmatch(r"cpu:\d+/(package|dram)", d["domain_id"]) and d.get("available")]
         if not gpus:

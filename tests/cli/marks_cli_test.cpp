@@ -1,35 +1,20 @@
 // End-to-end: `wattlab run --device sim --marks -- CMD` with the Python client and from the
-// shell, then the stored windows, `report`, and `diagnose` on the store. Real time, ~2 s.
+// shell, then the stored windows, `report`, and `diagnose` on the store. Real time: the demo sleeps
+// 0.8 s; each test takes 3-5 s with wattlab's start and final counter read.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/shell.h"
+
 namespace {
 
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
+using wattlab::testing::shell;
 
-Ran sh(const std::string& cmd) {
-  Ran r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string bin() { return std::getenv("WATTLAB_BIN"); }
+std::string bin() { return wattlab::testing::wattlab_bin(); }
 
 class MarksCli : public ::testing::Test {
  protected:
@@ -41,7 +26,7 @@ class MarksCli : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   nlohmann::json report_json() {
-    const auto r = sh(bin() + " report latest --json --db " + db_);
+    const auto r = shell(bin() + " report latest --json --db " + db_);
     EXPECT_EQ(r.rc, 0) << r.out;
     return nlohmann::json::parse(r.out);
   }
@@ -59,7 +44,7 @@ const nlohmann::json* find_window(const nlohmann::json& run, const std::string& 
 
 TEST_F(MarksCli, PythonClientWindowsCountsTagsAndMistakes) {
   const std::string src = WATTLAB_SOURCE_DIR;
-  const auto r = sh("PYTHONPATH=" + src + "/python " + bin() + " run --device sim --sim-workload 'step 300W 60s' --marks --db " +
+  const auto r = shell("PYTHONPATH=" + src + "/python " + bin() + " run --device sim --sim-workload 'step 300W 60s' --marks --db " +
                     db_ + " -- python3 " + src + "/tests/cli/marks_demo.py");
   ASSERT_EQ(r.rc, 3) << r.out;  // the command's status
   EXPECT_NE(r.out.find("marks: 14 lines, 5 windows, 1 malformed lines, 1 windows left open at exit"), std::string::npos)
@@ -101,12 +86,12 @@ TEST_F(MarksCli, PythonClientWindowsCountsTagsAndMistakes) {
   ASSERT_TRUE(dangling);
   EXPECT_TRUE((*dangling)["labels"].contains("marks.unclosed"));
   EXPECT_EQ((*dangling)["counts"]["tokens"], 5);
-  const auto rep = sh(bin() + " report latest --db " + db_);
+  const auto rep = shell(bin() + " report latest --db " + db_);
   EXPECT_NE(rep.out.find("J/tokens"), std::string::npos) << rep.out;
   EXPECT_NE(rep.out.find("tags: gpus=1 model=demo/llm-1b"), std::string::npos) << rep.out;
 
   // The store feeds the diagnosis: b1 and b4 are records, the rest are reported.
-  const auto dg = sh(bin() + " diagnose min-energy --json --data " + db_);
+  const auto dg = shell(bin() + " diagnose min-energy --json --data " + db_);
   ASSERT_EQ(dg.rc, 0) << dg.out;
   EXPECT_NE(dg.out.find("window 'dangling': not used: the window was left open"), std::string::npos) << dg.out;
   EXPECT_NE(dg.out.find("window 'sweep': not used: no 'tokens'"), std::string::npos) << dg.out;
@@ -123,7 +108,7 @@ TEST_F(MarksCli, ShellWritesMarksWithEcho) {
       "echo '{\"op\":\"tag\",\"tags\":{\"task\":\"shell\"}}' >&$WATTLAB_MARKS_FD; "
       "echo '{\"op\":\"open\",\"name\":\"step\"}' >&$WATTLAB_MARKS_FD; sleep 0.3; "
       "echo '{\"op\":\"close\",\"name\":\"step\",\"counts\":{\"images\":2}}' >&$WATTLAB_MARKS_FD";
-  const auto r = sh(bin() + " run --device sim --marks --db " + db_ + " -- sh -c \"" + [&] {
+  const auto r = shell(bin() + " run --device sim --marks --db " + db_ + " -- sh -c \"" + [&] {
     std::string s;
     for (char c : script) {
       if (c == '"' || c == '$') s += '\\';
@@ -142,9 +127,9 @@ TEST_F(MarksCli, ShellWritesMarksWithEcho) {
 }
 
 TEST_F(MarksCli, WithoutMarksTheVariableIsNotPassed) {
-  const auto r = sh("WATTLAB_MARKS_FD=9 " + bin() + " run --device sim --db " + db_ + " -- sh -c 'test -z \"$WATTLAB_MARKS_FD\"'");
+  const auto r = shell("WATTLAB_MARKS_FD=9 " + bin() + " run --device sim --db " + db_ + " -- sh -c 'test -z \"$WATTLAB_MARKS_FD\"'");
   EXPECT_EQ(r.rc, 0) << r.out;
-  const auto m = sh(bin() + " run --device sim --marks --db " + db_ + " -- sh -c 'test -n \"$WATTLAB_MARKS_FD\"'");
+  const auto m = shell(bin() + " run --device sim --marks --db " + db_ + " -- sh -c 'test -n \"$WATTLAB_MARKS_FD\"'");
   EXPECT_EQ(m.rc, 0) << m.out;
   EXPECT_NE(m.out.find("marks: 0 lines"), std::string::npos) << m.out;
 }

@@ -1,15 +1,14 @@
 // The store reader: runs built with the Store API become configuration records; windows that
 // lack what a record needs are reported per run. End-to-end: `wattlab diagnose` on the store.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/shell.h"
 #include "shared_data.h"
 #include "wattlab/core/error.h"
 #include "wattlab/store/store.h"
@@ -293,21 +292,8 @@ TEST(StoreReader, MeasuredRecordsGoThroughMakeDataset) {
 
 // End to end: the diagnose CLI on a store, as a user runs it.
 namespace {
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
-Ran wattlab_cli(const std::string& args) {
-  const char* bin = std::getenv("WATTLAB_BIN");
-  Ran r;
-  if (bin == nullptr) return r;
-  FILE* p = ::popen((std::string(bin) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+wattlab::testing::Ran wattlab_cli(const std::string& args) {
+  return wattlab::testing::shell(wattlab::testing::wattlab_bin() + " " + args);
 }
 }  // namespace
 
