@@ -164,7 +164,10 @@ def make_generate(model, cfg, torch, transformers, path, prompt_len, new_tokens)
         kw["cache_implementation"] = "static"
         cc = getattr(transformers, "CompileConfig", None)
         if cc is not None:
-            kw["compile_config"] = cc(fullgraph=False, dynamic=False, mode="reduce-overhead")
+            # dynamic=None: batch 1 compiles static, the next batch size recompiles with a symbolic
+            # batch that every later size reuses (two compiles, not one per size); CUDA graphs are
+            # recorded per size, which is cheap.
+            kw["compile_config"] = cc(fullgraph=False, dynamic=None, mode="reduce-overhead")
 
     def run(batch, timing=None):
         ids = torch.randint(3, cfg.vocab_size, (batch, prompt_len), device="cuda")
@@ -183,11 +186,16 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
     run = make_generate(model, cfg, torch, transformers, path, args.prompt_len, args.new_tokens)
     task = f"decode-{path}"
     results = []
-    last_b, last_warm = 0, 0.0
+    last_b, last_warm, last_one, done = 0, 0.0, 0.0, 0
     for b in batches:
         left = deadline - time.monotonic()
-        # What this batch will take, guessed from the last one (a compile costs about the same again).
-        guess = args.min_window_s + 5 + (last_warm * max(1.0, b / max(last_b, 1)) if path == "generate" else last_warm)
+        # What this batch will take, guessed from the last one: calls scale at most with the batch;
+        # the compiled path compiles twice (batch 1 static, then a symbolic batch), then only records.
+        scale = max(1.0, b / max(last_b, 1))
+        if path == "compiled" and done < 2:
+            guess = args.min_window_s + 5 + last_warm
+        else:
+            guess = args.min_window_s + 5 + last_one * scale * (3 if path == "compiled" else 1)
         if left < guess:
             log(f"{path} batch {b}: skipped, {left:.0f} s of budget left, about {guess:.0f} s needed")
             results.append({"path": path, "batch": b, "skipped": f"budget ({left:.0f} s left)"})
@@ -202,7 +210,7 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
                 run(b)
                 one_s = time.monotonic() - t1
             warm_s = time.monotonic() - t0
-            last_b, last_warm = b, warm_s
+            last_b, last_warm, last_one, done = b, warm_s, one_s, done + 1
             # generate compiles its decode step only when it judges the model and cache fit for it:
             # say whether it did, so a "compiled" window that ran eagerly is not taken for one.
             compiled = getattr(model, "_compiled_call", None) is not None
@@ -254,11 +262,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", choices=sorted(MODELS), required=True)
     ap.add_argument("--paths", default="generate,compiled", help="comma list of generate, compiled")
-    ap.add_argument("--prompt-len", type=int, default=128)
+    ap.add_argument("--prompt-len", type=int, default=64, help="prefill is inside each window: keep it short")
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--max-batch", type=int, default=512)
-    ap.add_argument("--compiled-batches", default="1,16,128,4,64,256,512",
-                    help="batch sizes of the compiled path, in priority order (each one compiles)")
+    ap.add_argument("--order", default="1,64,512,8,256,16,128,32,4,2",
+                    help="batch sizes in priority order, coarse to fine, so that a short budget still spans "
+                         "the range; sizes that do not fit are dropped")
     ap.add_argument("--min-window-s", type=float, default=3.0)
     ap.add_argument("--budget-s", type=float, default=240.0, help="wall time for this process, all included")
     ap.add_argument("--results", default="", help="also write the per-window results here (JSON)")
@@ -293,14 +302,18 @@ def main():
         # Share what is left between the paths still to run: the compiled one needs more for compiling.
         left = deadline - time.monotonic()
         share = left if i == len(paths) - 1 else left * (0.4 if path == "generate" else 0.6)
-        if path == "compiled":
-            order = [int(x) for x in args.compiled_batches.split(",") if int(x) in fit]
-        else:
-            order = fit
+        order = [int(x) for x in args.order.split(",") if int(x) in fit]
         results += sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, order,
                               time.monotonic() + share, gpu_name)
-        if path == "compiled":
-            torch._dynamo.reset()
+    # A second pass over what the shares skipped, while time is left (compiled code is still warm).
+    for path in paths:
+        skipped = [r["batch"] for r in results if r["path"] == path and str(r.get("skipped", "")).startswith("budget")]
+        if not skipped or deadline - time.monotonic() < args.min_window_s + 5:
+            continue
+        log(f"second pass, {path}: batches {skipped}")
+        again = sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, skipped, deadline, gpu_name)
+        done = {r["batch"] for r in again if "skipped" not in r}
+        results = [r for r in results if not (r["path"] == path and r["batch"] in done)] + [r for r in again if "skipped" not in r]
     if args.results:
         with open(args.results, "w") as f:
             json.dump({"model": spec["model_id"], "gpu": gpu_name, "results": results}, f, indent=1)
