@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <thread>
@@ -87,6 +88,32 @@ int run_command(const RunOptions& o, Io& io) {
   mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
   Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
   if (auto st = store->add_domains(*run_id, meter.domains()); !st) io.err << "wattlab: " << st.error().message() << "\n";
+  // Marks: windows the command opens and closes through the pipe (docs/marks.md).
+  std::mutex marks_mu;
+  marks::MarkCollector collector(info.start_t_ns);
+  std::vector<std::pair<WindowId, marks::MarkedWindow>> marked;
+  std::map<std::string, std::string> stored_tags;
+  auto add_marked = [&](std::vector<marks::MarkedWindow> ws) {
+    for (auto& w : ws) marked.emplace_back(meter.add_window(w.name, w.t_begin_ns, w.t_end_ns), std::move(w));
+  };
+  std::unique_ptr<marks::MarkChannel> channel;  // declared last: its reader thread stops first
+  if (o.marks) {
+    auto ch = marks::MarkChannel::create();
+    if (!ch) {
+      io.err << "wattlab: " << ch.error().message() << "\n";
+      return kExitFailure;
+    }
+    channel = std::move(*ch);
+    channel->start(MonotonicClock::instance(), [&](std::string_view line, int64_t t_ns) {
+      std::lock_guard lk(marks_mu);
+      add_marked(collector.feed(line, t_ns));
+      // Run tags reach the store as they arrive, so a killed run keeps its configuration.
+      for (const auto& [k, v] : collector.report().run_tags) {
+        auto& old = stored_tags[k];
+        if (old != v && store->set_run_tag(*run_id, k, v)) old = v;
+      }
+    });
+  }
   meter.start();
 
   // The flusher: readings reach the database every 500 ms, so a killed run keeps what it measured.
@@ -101,26 +128,6 @@ int run_command(const RunOptions& o, Io& io) {
     }
   });
 
-  // Marks: windows the command opens and closes through the pipe (docs/marks.md).
-  std::unique_ptr<marks::MarkChannel> channel;
-  std::mutex marks_mu;
-  marks::MarkCollector collector(info.start_t_ns);
-  std::vector<std::pair<WindowId, marks::MarkedWindow>> marked;
-  auto add_marked = [&](std::vector<marks::MarkedWindow> ws) {
-    for (auto& w : ws) marked.emplace_back(meter.add_window(w.name, w.t_begin_ns, w.t_end_ns), std::move(w));
-  };
-  if (o.marks) {
-    auto ch = marks::MarkChannel::create();
-    if (!ch) {
-      io.err << "wattlab: " << ch.error().message() << "\n";
-      return kExitFailure;
-    }
-    channel = std::move(*ch);
-    channel->start(MonotonicClock::instance(), [&](std::string_view line, int64_t t_ns) {
-      std::lock_guard lk(marks_mu);
-      add_marked(collector.feed(line, t_ns));
-    });
-  }
   std::vector<std::string> env_strings = child_environment(channel.get());
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());

@@ -153,6 +153,7 @@ std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const Wi
   r.gpu_model = f.text("gpu").value_or(gpu_model_of(run));
   if (r.gpu_model.empty()) return std::string("no 'gpu' tag and no GPU name in the run's domains");
   const auto gpus = f.number("gpus", err);
+  if (gpus && *gpus < 1) return fmt::format("tag 'gpus' = {} (at least 1)", *gpus);
   r.num_gpus = gpus ? static_cast<int>(*gpus) : gpu.domains;
   const auto total = f.number("total_params_b", err), active = f.number("active_params_b", err);
   r.total_params_billions = total.value_or(0);
@@ -256,23 +257,23 @@ Dataset read_store(const std::string& db_path, const std::string& task_filter) {
   bool simulated = false;
   const std::string file = std::filesystem::path(db_path).filename().string();
   for (const auto& s : *runs) {
-    if (!task_filter.empty()) {
-      auto it = s.info.tags.find("task");
-      if (it != s.info.tags.end() && it->second != task_filter) continue;
-    }
     auto run = store->load_run(s.run_id);
     if (!run) {
       rejected.push_back({db_path, fmt::format("{} run {}", file, s.run_id), run.error().message()});
       continue;
     }
-    std::size_t candidates = 0;
+    std::size_t candidates = 0, filtered = 0;
     for (const auto& w : run->windows) {
       // Windows without counts (the whole-command window "run", a plain region) describe no
       // configuration; a window labelled phase=warmup (anything but steady) is left out on purpose.
       if (w.counts.empty()) continue;
+      const Facts f(*run, w);
+      if (auto t = f.text("task"); !task_filter.empty() && t && *t != task_filter) {
+        ++filtered;
+        continue;  // another task: not asked for, not a rejection
+      }
       ++candidates;
       const std::string where = fmt::format("{} run {} window '{}'", file, run->run_id, w.name);
-      const Facts f(*run, w);
       if (auto phase = f.text("phase"); phase && *phase != "steady") {
         rejected.push_back({db_path, where, fmt::format("phase '{}' is not a steady-state window (skipped)", *phase)});
         continue;
@@ -283,14 +284,13 @@ Dataset read_store(const std::string& db_path, const std::string& task_filter) {
         continue;
       }
       auto& r = std::get<ConfigRecord>(rec);
-      if (!task_filter.empty() && r.task != task_filter) continue;
       r.source = db_path;
       r.row_index = rows.size();
       tasks.insert(r.task);
       simulated = simulated || run->info.simulated;
       rows.push_back(std::move(r));
     }
-    if (candidates == 0)
+    if (candidates == 0 && filtered == 0)
       rejected.push_back({db_path, fmt::format("{} run {}", file, run->run_id),
                           "no window with counts (run it with --marks and report tokens, images or videos)"});
   }
