@@ -70,6 +70,7 @@ Loaded load(const Options& o, Io& io) {
     for (std::size_t i = 0; i < shown; ++i) io.err << "wattlab: warning: " << d.violations[i].message() << "\n";
     if (d.violations.size() > shown)
       io.err << fmt::format("wattlab: warning: {} more invariant violations in {}\n", d.violations.size() - shown, d.source);
+    for (const auto& r : d.rejected) io.err << "wattlab: warning: " << r.message() << "\n";
   }
   l.rows = dg::all_rows(l.datasets);
   return l;

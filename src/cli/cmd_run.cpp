@@ -12,12 +12,15 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <ostream>
 #include <thread>
 
 #include "cli.h"
 #include "device_options.h"
 #include "run_summary.h"
+#include "wattlab/meter/marks.h"
 #include "wattlab/meter/meter.h"
 #include "wattlab/store/run_json.h"
 #include "wattlab/store/store.h"
@@ -32,6 +35,7 @@ struct RunOptions {
   std::string db = "wattlab.db";
   std::string json;
   int interval_ms = 20;
+  bool marks = false;
   std::vector<std::string> command;
 };
 
@@ -39,6 +43,16 @@ std::atomic<pid_t> g_child{0};
 void forward_signal(int sig) {
   const pid_t c = g_child.load();
   if (c > 0) kill(c, sig);
+}
+
+// The environment of the command: ours, plus the marks channel's variable when there is one.
+std::vector<std::string> child_environment(const marks::MarkChannel* channel) {
+  std::vector<std::string> env;
+  const std::string key = std::string(marks::kFdEnv) + "=";
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, key.c_str(), key.size()) != 0) env.emplace_back(*e);
+  if (channel) env.push_back(channel->env_entry());
+  return env;
 }
 
 std::string hostname() {
@@ -74,6 +88,32 @@ int run_command(const RunOptions& o, Io& io) {
   mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
   Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
   if (auto st = store->add_domains(*run_id, meter.domains()); !st) io.err << "wattlab: " << st.error().message() << "\n";
+  // Marks: windows the command opens and closes through the pipe (docs/marks.md).
+  std::mutex marks_mu;
+  marks::MarkCollector collector(info.start_t_ns);
+  std::vector<std::pair<WindowId, marks::MarkedWindow>> marked;
+  std::map<std::string, std::string> stored_tags;
+  auto add_marked = [&](std::vector<marks::MarkedWindow> ws) {
+    for (auto& w : ws) marked.emplace_back(meter.add_window(w.name, w.t_begin_ns, w.t_end_ns), std::move(w));
+  };
+  std::unique_ptr<marks::MarkChannel> channel;  // declared last: its reader thread stops first
+  if (o.marks) {
+    auto ch = marks::MarkChannel::create();
+    if (!ch) {
+      io.err << "wattlab: " << ch.error().message() << "\n";
+      return kExitFailure;
+    }
+    channel = std::move(*ch);
+    channel->start(MonotonicClock::instance(), [&](std::string_view line, int64_t t_ns) {
+      std::lock_guard lk(marks_mu);
+      add_marked(collector.feed(line, t_ns));
+      // Run tags reach the store as they arrive, so a killed run keeps its configuration.
+      for (const auto& [k, v] : collector.report().run_tags) {
+        auto& old = stored_tags[k];
+        if (old != v && store->set_run_tag(*run_id, k, v)) old = v;
+      }
+    });
+  }
   meter.start();
   // Every sensor read once before the command starts, so the window's begin edge has a reading
   // before it (a counter without power readings cannot be extended backwards).
@@ -92,6 +132,11 @@ int run_command(const RunOptions& o, Io& io) {
     }
   });
 
+  std::vector<std::string> env_strings = child_environment(channel.get());
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   const WindowId window = meter.open("run");
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -101,7 +146,8 @@ int run_command(const RunOptions& o, Io& io) {
   sa.sa_handler = forward_signal;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  const int spawn_rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  const int spawn_rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  if (channel) channel->close_write_end();
   int exit_status = 127;
   if (spawn_rc != 0) {
     io.err << fmt::format("wattlab run: cannot start '{}': {}\n", o.command[0], std::strerror(spawn_rc));
@@ -114,9 +160,21 @@ int run_command(const RunOptions& o, Io& io) {
   }
   g_child.store(0);
   meter.close(window);
+  if (channel) {
+    channel->stop();
+    std::lock_guard lk(marks_mu);
+    add_marked(collector.finish(MonotonicClock::instance().now_ns()));
+  }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   const WindowResult result = meter.wait_result(window, std::chrono::seconds(5));
+  std::vector<WindowResult> marked_results;
+  for (auto& [id, w] : marked) {
+    WindowResult r = meter.wait_result(id, std::chrono::seconds(5));
+    r.counts = w.counts;
+    r.labels = w.labels;
+    marked_results.push_back(std::move(r));
+  }
   meter.stop();
   done.store(true);
   flusher.join();
@@ -126,6 +184,9 @@ int run_command(const RunOptions& o, Io& io) {
   const auto events = meter.events();
   store->append_events(*run_id, events);
   store->add_window(*run_id, result);
+  for (const auto& r : marked_results) store->add_window(*run_id, r);
+  if (o.marks)
+    for (const auto& [k, v] : collector.report().as_run_tags()) store->set_run_tag(*run_id, k, v);
   store->end_run(*run_id, MonotonicClock::instance().now_ns(), exit_status);
   auto rec = store->load_run(*run_id);
   if (rec) {
@@ -153,6 +214,9 @@ void register_run(CLI::App& app, Action& action) {
   sub->add_option("--interval-ms", opts->interval_ms, "power polling interval in ms")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  sub->add_flag("--marks", opts->marks,
+                "let the command open/close windows and report counts through the pipe in $WATTLAB_MARKS_FD "
+                "(docs/marks.md)");
   sub->add_option("command", opts->command, "the command and its arguments, after --")->required();
   sub->positionals_at_end();
   sub->callback([opts, &action] { action = [opts](Io& io) { return run_command(*opts, io); }; });

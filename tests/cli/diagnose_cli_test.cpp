@@ -134,7 +134,7 @@ TEST(DiagnoseCli, BadInputExitsTwoNamingFileRowField) {
   EXPECT_NE(amb.out.find("ambiguous"), std::string::npos);
   EXPECT_EQ(run("diagnose summary --data " + (dir / "missing.json").string()).rc, 2);
   EXPECT_EQ(run("diagnose explain --data " + data("gpqa.json") + " --config colour=red").rc, 2);
-  EXPECT_EQ(run("diagnose summary --data " + (dir / "runs.db").string()).rc, 1);  // store reader not implemented
+  EXPECT_EQ(run("diagnose summary --data " + (dir / "runs.db").string()).rc, 2);  // a missing store is bad input
   std::filesystem::remove_all(dir);
 }
 

@@ -35,12 +35,13 @@ Dataset parse_leaderboard_json(std::string_view text, const std::string& source)
 Dataset read_csv(const std::string& path);
 Dataset parse_csv(std::string_view text, const std::string& source);
 
-// wattlab's own store (SQLite, src/store). NOT IMPLEMENTED YET: the store layer is being written
-// in parallel. The later change maps each stored inference run (one steady window per
-// configuration) onto a ConfigRecord -- leaderboard fields from the infer harness, MeasuredExtras
-// from the window's telemetry summaries -- and returns make_dataset(db_path, "wattlab store ...",
-// task, rows) so invariants are checked the same way. Until then it throws WattlabError with
-// ErrorKind::not_supported naming the path; it never returns made-up rows.
+// wattlab's own store (SQLite, src/store): every window with counts (marks: tokens, requests,
+// images...) of every run becomes one record, its configuration read from the window's labels
+// over the run's tags (model, task, gpu, gpus, batch, precision...: docs/diagnose.md "Reading
+// the store"), GPU energy from the gpu:N domains, CPU energy (cpu:N/package, cpu:N/dram) and the
+// telemetry summaries as MeasuredExtras. Windows that lack what a record needs, runs without such
+// windows, and windows labelled phase other than "steady" land in Dataset::rejected with why.
+// `task_filter` keeps only that task. A missing file or one that is not a store: UsageError.
 Dataset read_store(const std::string& db_path, const std::string& task_filter = "");
 
 // Picks the reader by extension: .json -> leaderboard JSON, .csv -> CSV, .db/.sqlite -> store.

@@ -108,6 +108,15 @@ inline constexpr double kInvariantRelTolerance = 1e-6;
 std::vector<InvariantViolation> check_invariants(const ConfigRecord& r,
                                                  double rel_tol = kInvariantRelTolerance);
 
+// A row a reader could not turn into a record (a stored window that lacks a count or a tag),
+// with the reason: reported, never dropped silently.
+struct RejectedRow {
+  std::string source;  // the file
+  std::string where;   // "run.db run 3 window 'b8'"
+  std::string reason;  // "no 'batch' tag (the batch size or server batch cap)"
+  std::string message() const { return where + ": not used: " + reason; }
+};
+
 // The rows of one task file (or of one store query), with what was found on load.
 struct Dataset {
   std::string source;            // file path, or "store:..." for measured runs
@@ -116,6 +125,7 @@ struct Dataset {
   std::string task_display_name;
   std::vector<ConfigRecord> rows;
   std::vector<InvariantViolation> violations;
+  std::vector<RejectedRow> rejected;  // the store reader's windows that are not records, and why
 };
 
 // Builds a Dataset from records already in memory (a measured run, a test) and checks invariants.

@@ -1,0 +1,118 @@
+"""wattlab marks client (stdlib only): windows and counts for `wattlab run --marks -- CMD`.
+
+Under `wattlab run --marks` each call writes one JSON line to the pipe named by the
+WATTLAB_MARKS_FD environment variable (protocol: docs/marks.md); without it, every call is a
+no-op, so a script can keep its marks when it runs on its own.
+
+    import wattlab_marks as marks
+    marks.tag(model="llama-8b", batch=8)
+    with marks.window("decode b8") as w:
+        ...generate...
+        w.count(tokens=8 * 128, requests=8)
+"""
+import json
+import os
+import threading
+import time
+
+__all__ = ["enabled", "open", "close", "count", "tag", "window", "Window"]
+
+_lock = threading.Lock()
+
+
+def _fd():
+    s = os.environ.get("WATTLAB_MARKS_FD", "")
+    try:
+        fd = int(s)
+    except ValueError:
+        return None
+    return fd if fd >= 0 else None
+
+
+_FD = _fd()
+
+
+def enabled():
+    """True when this process runs under `wattlab run --marks`."""
+    return _FD is not None
+
+
+def _send(obj):
+    if _FD is None:
+        return False
+    obj.setdefault("t_ns", time.monotonic_ns())  # CLOCK_MONOTONIC on Linux: wattlab's clock
+    line = (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode()
+    try:
+        with _lock:  # one os.write per line: lines of <= 4096 bytes never interleave in a pipe
+            view = memoryview(line)
+            while view:
+                n = os.write(_FD, view)
+                view = view[n:]
+        return True
+    except OSError:
+        return False  # marks are best effort: a closed channel never breaks the workload
+
+
+def _num(counts):
+    return {k: float(v) for k, v in counts.items()}
+
+
+def _text(d):
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in d.items()}
+
+
+def open(name, **labels):  # noqa: A001 - the protocol's verb
+    """Opens window `name` now; keyword arguments become its labels."""
+    obj = {"op": "open", "name": name}
+    if labels:
+        obj["labels"] = _text(labels)
+    return _send(obj)
+
+
+def close(name, **counts):
+    """Closes the innermost open window `name`, adding the given counts."""
+    obj = {"op": "close", "name": name}
+    if counts:
+        obj["counts"] = _num(counts)
+    return _send(obj)
+
+
+def count(name=None, **counts):
+    """Adds counts to the open window `name` (to every open window when name is None)."""
+    obj = {"op": "count", "counts": _num(counts)}
+    if name is not None:
+        obj["name"] = name
+    return _send(obj)
+
+
+def tag(name=None, **tags):
+    """Run tags (model=..., batch=...), or labels of the open window `name`."""
+    obj = {"op": "tag", "tags": _text(tags)}
+    if name is not None:
+        obj["name"] = name
+    return _send(obj)
+
+
+class Window:
+    """Context manager: opens on enter, closes with the gathered counts on exit."""
+
+    def __init__(self, name, **labels):
+        self.name = name
+        self.labels = labels
+        self.counts = {}
+
+    def count(self, **counts):
+        for k, v in counts.items():
+            self.counts[k] = self.counts.get(k, 0.0) + float(v)
+
+    def __enter__(self):
+        open(self.name, **self.labels)
+        return self
+
+    def __exit__(self, *exc):
+        close(self.name, **self.counts)
+        return False
+
+
+def window(name, **labels):
+    return Window(name, **labels)
