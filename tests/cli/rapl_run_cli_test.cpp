@@ -2,6 +2,8 @@
 // The command under measurement (data/powercap_driver.py) adds a known energy to each zone,
 // wrapping the counters several times; wattlab's energy must match it within 0.1%.
 #include <gtest/gtest.h>
+
+#include "cli/shell.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,22 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
+using wattlab::testing::Ran;
 
-Ran sh(const std::string& args) {
-  const std::string cmd = std::string(std::getenv("WATTLAB_BIN")) + " " + args + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Ran sh(const std::string& args) { return wattlab::testing::shell(wattlab::testing::wattlab_bin() + " " + args); }
 
 void put(const fs::path& file, const std::string& content) {
   std::ofstream out(file, std::ios::trunc);

@@ -1,5 +1,7 @@
 // End-to-end: `wattlab run`, `report` and `sensors` as a user runs them, on the simulated GPU.
 #include <gtest/gtest.h>
+
+#include "cli/shell.h"
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -17,22 +19,9 @@
 
 namespace {
 
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
+using wattlab::testing::Ran;
 
-Ran sh(const std::string& args) {
-  const std::string cmd = std::string(std::getenv("WATTLAB_BIN")) + " " + args + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Ran sh(const std::string& args) { return wattlab::testing::shell(wattlab::testing::wattlab_bin() + " " + args); }
 
 class RunCli : public ::testing::Test {
  protected:
