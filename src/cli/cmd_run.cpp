@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +54,26 @@ std::vector<std::string> child_environment(const marks::MarkChannel* channel) {
     if (std::strncmp(*e, key.c_str(), key.size()) != 0) env.emplace_back(*e);
   if (channel) env.push_back(channel->env_entry());
   return env;
+}
+
+// CPU time of this whole process (every wattlab thread; the command is a child, not counted), ns.
+int64_t process_cpu_ns() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return (static_cast<int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
+         (static_cast<int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1'000;
+}
+
+// What measuring cost: the sampler thread's and the whole wattlab process's CPU time over the
+// span the sampler ran, as run tags (docs/json-output.md, "Run tags written by wattlab run").
+std::map<std::string, std::string> cpu_cost_tags(int64_t sampler_cpu_ns, int64_t process_cpu_ns, int64_t span_ns) {
+  const double span_s = static_cast<double>(span_ns) * 1e-9;
+  auto pct = [&](int64_t cpu_ns) { return span_ns > 0 ? 100.0 * static_cast<double>(cpu_ns) / static_cast<double>(span_ns) : 0.0; };
+  return {{"wattlab.sampler_cpu_s", fmt::format("{:.6f}", static_cast<double>(sampler_cpu_ns) * 1e-9)},
+          {"wattlab.sampler_cpu_pct", fmt::format("{:.4f}", pct(sampler_cpu_ns))},
+          {"wattlab.process_cpu_s", fmt::format("{:.6f}", static_cast<double>(process_cpu_ns) * 1e-9)},
+          {"wattlab.process_cpu_pct", fmt::format("{:.4f}", pct(process_cpu_ns))},
+          {"wattlab.sampler_span_s", fmt::format("{:.6f}", span_s)}};
 }
 
 std::string hostname() {
@@ -114,6 +135,8 @@ int run_command(const RunOptions& o, Io& io) {
       }
     });
   }
+  const int64_t cpu0_ns = process_cpu_ns();
+  const int64_t span0_ns = MonotonicClock::instance().now_ns();
   meter.start();
   // Every sensor read once before the command starts, so the window's begin edge has a reading
   // before it (a counter without power readings cannot be extended backwards).
@@ -176,8 +199,10 @@ int run_command(const RunOptions& o, Io& io) {
     marked_results.push_back(std::move(r));
   }
   meter.stop();
+  const int64_t span_ns = MonotonicClock::instance().now_ns() - span0_ns;
   done.store(true);
   flusher.join();
+  const auto cost_tags = cpu_cost_tags(meter.sampler_cpu_ns(), process_cpu_ns() - cpu0_ns, span_ns);
   std::vector<TimedReading> rest;
   meter.drain_readings(rest);
   if (!rest.empty()) store->append_readings(*run_id, rest);
@@ -187,6 +212,7 @@ int run_command(const RunOptions& o, Io& io) {
   for (const auto& r : marked_results) store->add_window(*run_id, r);
   if (o.marks)
     for (const auto& [k, v] : collector.report().as_run_tags()) store->set_run_tag(*run_id, k, v);
+  for (const auto& [k, v] : cost_tags) store->set_run_tag(*run_id, k, v);
   store->end_run(*run_id, MonotonicClock::instance().now_ns(), exit_status);
   auto rec = store->load_run(*run_id);
   if (rec) {

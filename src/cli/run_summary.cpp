@@ -13,7 +13,7 @@ std::string num(double v) { return fmt::format("{:.6g}", v); }
 void print_run_tags(std::ostream& out, const RunRecord& run) {
   std::string user;
   for (const auto& [k, v] : run.info.tags)
-    if (k.rfind("marks.", 0) != 0) user += fmt::format("{}{}={}", user.empty() ? "" : " ", k, v);
+    if (k.rfind("marks.", 0) != 0 && k.rfind("wattlab.", 0) != 0) user += fmt::format("{}{}={}", user.empty() ? "" : " ", k, v);
   if (!user.empty()) out << "  tags: " << user << "\n";
   const auto& t = run.info.tags;
   auto get = [&](const char* k) { auto it = t.find(k); return it == t.end() ? std::string("0") : it->second; };
@@ -24,6 +24,12 @@ void print_run_tags(std::ostream& out, const RunRecord& run) {
                        get("marks.arrival_stamped"));
     if (auto it = t.find("marks.malformed_first"); it != t.end()) out << "    malformed: " << it->second << "\n";
   }
+  // What measuring cost (set by `wattlab run`): CPU time as a share of one core.
+  if (t.count("wattlab.sampler_cpu_pct"))
+    out << fmt::format("  wattlab CPU: sampler thread {} s = {}% of one core over {} s; whole wattlab process "
+                       "{} s = {}% of one core (sampler, flusher, marks reader, store)\n",
+                       get("wattlab.sampler_cpu_s"), get("wattlab.sampler_cpu_pct"), get("wattlab.sampler_span_s"),
+                       get("wattlab.process_cpu_s"), get("wattlab.process_cpu_pct"));
 }
 
 // Counts, labels, and energy per unit of each count: J/unit ± the window's 95% uncertainty ± gain.

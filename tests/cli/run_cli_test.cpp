@@ -57,6 +57,25 @@ TEST_F(RunCli, MeasuresTheSimulatedGpuStoresAndReportsIt) {
   EXPECT_EQ(sh("report latest --json --db " + db_).rc, 0);
 }
 
+TEST_F(RunCli, ReportsTheSamplersCpuAsAShareOfOneCore) {
+  const std::string json = (dir_ / "r.json").string();
+  const auto r = sh("run --device sim --db " + db_ + " --json " + json + " -- sleep 1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("wattlab CPU: sampler thread "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tags: wattlab."), std::string::npos) << "cost tags are not user tags:\n" << r.out;
+  std::ifstream f(json);
+  const auto tags = nlohmann::json::parse(f)["tags"];
+  const double span_s = std::stod(tags["wattlab.sampler_span_s"].get<std::string>());
+  const double cpu_s = std::stod(tags["wattlab.sampler_cpu_s"].get<std::string>());
+  const double pct = std::stod(tags["wattlab.sampler_cpu_pct"].get<std::string>());
+  const double proc_s = std::stod(tags["wattlab.process_cpu_s"].get<std::string>());
+  EXPECT_GE(span_s, 1.0);  // the sampler ran at least as long as `sleep 1`
+  EXPECT_GT(cpu_s, 0.0);   // it read the simulated sensors
+  EXPECT_LE(cpu_s, proc_s);  // the sampler is one thread of the process
+  EXPECT_NEAR(pct, 100.0 * cpu_s / span_s, 1e-3);
+  EXPECT_NEAR(std::stod(tags["wattlab.process_cpu_pct"].get<std::string>()), 100.0 * proc_s / span_s, 1e-3);
+}
+
 TEST_F(RunCli, ExitStatusIsTheCommands) {
   EXPECT_EQ(sh("run --device sim --db " + db_ + " -- sh -c 'exit 7'").rc, 7);
   const auto r = sh("run --device sim --db " + db_ + " -- /no/such/program");
