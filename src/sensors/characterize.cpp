@@ -251,18 +251,17 @@ ReadingCharacter poll_reading(Probe& p, const ReadingModel& model, const Charact
   return rc;
 }
 
-// A change-detected series under load: (time the new value was first seen, value).
+// A reading's values under load: every read (or sample) as (time, value), and the distinct
+// published values (a value that differs from the one before).
 struct Series {
   ReadingKind kind;
+  std::vector<std::pair<int64_t, double>> points;
   std::vector<std::pair<int64_t, double>> changes;
-  std::optional<double> last;
   void add(const Reading& r) {
-    if (kind == ReadingKind::power_sample_w) {
-      if (changes.empty() || r.t_ns > changes.back().first) changes.emplace_back(r.t_ns, r.value);
-      return;
-    }
-    if (!last || r.value != *last) changes.emplace_back(r.t_ns, r.value);
-    last = r.value;
+    if (!points.empty() && r.t_ns <= points.back().first) return;  // samples seen twice
+    if (kind == ReadingKind::power_sample_w || points.empty() || r.value != points.back().second)
+      changes.emplace_back(r.t_ns, r.value);
+    points.emplace_back(r.t_ns, r.value);
   }
 };
 
@@ -303,11 +302,12 @@ AgreementRow agreement(const Series& s, const LoadCharacter& lc, const ReadingMo
   const int64_t a = lc.t_a_ns, b = lc.t_b_ns;
   std::vector<PowerPiece> pieces;
   std::vector<double> inside;
-  // A published value stands for the interval that ends where it was first seen.
-  for (std::size_t i = 1; i < s.changes.size(); ++i) {
-    pieces.push_back({s.changes[i - 1].first, s.changes[i].first, s.changes[i].second});
-    if (s.changes[i].first > a && s.changes[i].first <= b) inside.push_back(s.changes[i].second);
-  }
+  // A value stands for the interval that ends where it was read: the sensor publishes what it
+  // averaged before. A value that does not change (steady or aliased power) still counts.
+  for (std::size_t i = 1; i < s.points.size(); ++i)
+    pieces.push_back({s.points[i - 1].first, s.points[i].first, s.points[i].second});
+  for (const auto& [t, v] : s.changes)
+    if (t > a && t <= b) inside.push_back(v);
   const Integral in = integrate(pieces, a, b);
   row.values = inside.size();
   row.covered = static_cast<double>(in.covered_ns) / static_cast<double>(b - a);
@@ -318,8 +318,8 @@ AgreementRow agreement(const Series& s, const LoadCharacter& lc, const ReadingMo
     expected = lc.counter_j > 0 ? -100 * missing_j / lc.counter_j : 0;
   }
   row.bias = bias_note(s.kind, m, o, expected);
-  if (inside.size() < 2 || row.covered < 0.9) {
-    row.reason = "too few values inside the window (" + std::to_string(inside.size()) + ", covering " +
+  if (row.covered < 0.9) {
+    row.reason = "the readings cover too little of the window (" + std::to_string(inside.size()) + " values, " +
                  std::to_string(static_cast<int>(100 * row.covered)) + "%)";
     return row;
   }
@@ -327,8 +327,8 @@ AgreementRow agreement(const Series& s, const LoadCharacter& lc, const ReadingMo
   row.integrated_j = in.energy_j;
   row.ratio = in.energy_j / lc.counter_j;
   row.diff_pct = 100 * (in.energy_j - lc.counter_j) / lc.counter_j;
-  const double m_w = mean(inside);
-  const double stat = m_w > 0 ? stddev(inside) / (m_w * std::sqrt(static_cast<double>(inside.size()))) : 0;
+  const double m_w = inside.empty() ? 0 : mean(inside);
+  const double stat = m_w > 0 && inside.size() > 1 ? stddev(inside) / (m_w * std::sqrt(static_cast<double>(inside.size()))) : 0;
   const double edge = std::sqrt(2.0) * lc.counter_edge_ns / static_cast<double>(b - a);
   row.uncertainty_pct = 100 * rss({stat, edge});
   return row;
