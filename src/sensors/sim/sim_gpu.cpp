@@ -102,13 +102,77 @@ std::vector<std::pair<std::string, std::string>> SimGpu::properties() const {
 }
 
 double SimGpu::true_energy_j(int64_t a_ns, int64_t b_ns) const {
-  return workload_.energy_j(a_ns - origin_ns_, b_ns - origin_ns_);
+  return true_energy_j(0, a_ns, b_ns);
 }
 
-double SimGpu::mean_power(int64_t a_ns, int64_t b_ns) const {
+double SimGpu::true_energy_j(std::size_t domain_index, int64_t a_ns, int64_t b_ns) const {
+  const Board& b = boards_.at(domain_index);
+  return energy_to(b, b_ns - origin_ns_) - energy_to(b, a_ns - origin_ns_);
+}
+
+void SimGpu::start_load(std::size_t domain_index, std::string_view script, int64_t dur_ns) {
+  if (domain_index >= boards_.size())
+    throw UsageError("sim: no domain " + std::to_string(domain_index) + " to run a load on");
+  if (dur_ns <= 0) throw UsageError("sim: a load needs a positive duration");
+  Board& b = boards_[domain_index];
+  const int64_t now = clock_.now_ns() - origin_ns_;
+  if (!b.loads.empty() && now < b.loads.back().end_ns)
+    throw UsageError("sim: a load is already running on " + domains_[domain_index].id);
+  b.loads.push_back({std::make_shared<const Workload>(Workload::parse(script, config_.idle_w, config_.board_max_w)),
+                     now, now + dur_ns});
+}
+
+const SimGpu::Load* SimGpu::load_at(const Board& b, int64_t t) const {
+  for (const auto& l : b.loads)
+    if (t >= l.begin_ns && t < l.end_ns) return &l;
+  return nullptr;
+}
+
+// The workload's energy, with each load's interval replaced by the load's own energy.
+double SimGpu::energy_to(const Board& b, int64_t t) const {
+  t = std::max<int64_t>(t, 0);
+  double e = workload_.energy_j(t);
+  for (const auto& l : b.loads) {
+    const int64_t s = std::max<int64_t>(l.begin_ns, 0);
+    const int64_t end = std::min(t, l.end_ns);
+    if (end <= s) break;
+    e += l.script->energy_j(s - l.begin_ns, end - l.begin_ns) - workload_.energy_j(s, end);
+  }
+  return e;
+}
+
+int64_t SimGpu::capped_ns(const Board& b, int64_t t) const {
+  t = std::max<int64_t>(t, 0);
+  int64_t c = workload_.capped_ns(t);
+  for (const auto& l : b.loads) {
+    const int64_t s = std::max<int64_t>(l.begin_ns, 0);
+    const int64_t end = std::min(t, l.end_ns);
+    if (end <= s) break;
+    c += l.script->capped_ns(end - l.begin_ns) - l.script->capped_ns(s - l.begin_ns) -
+         (workload_.capped_ns(end) - workload_.capped_ns(s));
+  }
+  return c;
+}
+
+const Segment& SimGpu::segment_at(const Board& b, int64_t t) const {
+  if (const Load* l = load_at(b, t)) return l->script->segment_at(t - l->begin_ns);
+  return workload_.segment_at(t);
+}
+
+bool SimGpu::capped_at(const Board& b, int64_t t) const {
+  if (const Load* l = load_at(b, t)) return l->script->capped_at(t - l->begin_ns);
+  return workload_.capped_at(t);
+}
+
+double SimGpu::uncapped_power_w(const Board& b, int64_t t) const {
+  if (const Load* l = load_at(b, t)) return l->script->uncapped_power_w(t - l->begin_ns);
+  return workload_.uncapped_power_w(t);
+}
+
+double SimGpu::mean_power(const Board& b, int64_t a_ns, int64_t b_ns) const {
   // Before the workload began the board idled.
   const double before = static_cast<double>(std::max<int64_t>(0, std::min<int64_t>(b_ns, 0) - a_ns)) * 1e-9 * config_.idle_w;
-  const double e = before + workload_.energy_j(std::max<int64_t>(a_ns, 0), std::max<int64_t>(b_ns, 0));
+  const double e = before + energy_to(b, b_ns) - energy_to(b, a_ns);
   return e / (static_cast<double>(b_ns - a_ns) * 1e-9);
 }
 
@@ -143,33 +207,33 @@ int64_t SimGpu::read_cost_ns(ReadingKind kind) const {
 double SimGpu::value_at(const Board& b, ReadingKind kind, int64_t t) const {
   const int64_t u = last_update(b, t);
   const int64_t k = floor_div(u - b.phase_ns, config_.update_period_ns);
-  const Segment& seg = workload_.segment_at(u);
+  const Segment& seg = segment_at(b, u);
   switch (kind) {
     case ReadingKind::energy_counter_j: {
       const int64_t reset = faults_.last_reset_before(u);
       // The counter counts since the driver loaded; a reset restarts it from 0.
-      const double origin_j = reset >= 0 ? workload_.energy_j(reset) : -1000.0;  // 1 kJ before open
-      const double e = b.gain * (workload_.energy_j(std::max<int64_t>(u, 0)) - origin_j);
+      const double origin_j = reset >= 0 ? energy_to(b, reset) : -1000.0;  // 1 kJ before open
+      const double e = b.gain * (energy_to(b, u) - origin_j);
       return std::floor(e * 1e3) * 1e-3;
     }
     case ReadingKind::power_instant_w:
-      return b.gain * mean_power(u - config_.instant_window_ns, u) + noise(b, kind, k);
+      return b.gain * mean_power(b, u - config_.instant_window_ns, u) + noise(b, kind, k);
     case ReadingKind::power_average_w:
-      return b.gain * mean_power(u - config_.average_window_ns, u) + noise(b, kind, k);
+      return b.gain * mean_power(b, u - config_.average_window_ns, u) + noise(b, kind, k);
     case ReadingKind::sm_clock_mhz: {
       if (seg.activity <= 0) return 345;
-      if (!workload_.capped_at(u)) return 1980;
-      return std::max(990.0, 1980.0 * seg.cap_w / workload_.uncapped_power_w(u));
+      if (!capped_at(b, u)) return 1980;
+      return std::max(990.0, 1980.0 * seg.cap_w / uncapped_power_w(b, u));
     }
     case ReadingKind::mem_clock_mhz: return 3201;
     case ReadingKind::temperature_c: {
       const int64_t a = std::max<int64_t>(0, u - 30 * kNsPerS);
-      const double p = u > a ? workload_.energy_j(a, u) / (static_cast<double>(u - a) * 1e-9) : config_.idle_w;
+      const double p = u > a ? (energy_to(b, u) - energy_to(b, a)) / (static_cast<double>(u - a) * 1e-9) : config_.idle_w;
       return 28.0 + 0.07 * p;
     }
     case ReadingKind::utilization_gpu_pct: return seg.activity > 0 ? 100 : 0;
-    case ReadingKind::clock_event_reasons: return workload_.capped_at(u) ? 0x4 : (seg.activity > 0 ? 0 : 0x1);
-    case ReadingKind::power_violation_ns: return static_cast<double>(workload_.capped_ns(std::max<int64_t>(u, 0)));
+    case ReadingKind::clock_event_reasons: return capped_at(b, u) ? 0x4 : (seg.activity > 0 ? 0 : 0x1);
+    case ReadingKind::power_violation_ns: return static_cast<double>(capped_ns(b, u));
     case ReadingKind::power_limit_w: return seg.cap_w > 0 ? seg.cap_w : config_.board_max_w;
     case ReadingKind::memory_used_bytes: return seg.activity > 0 ? 40.0 * (1ull << 30) : 0.5 * (1ull << 30);
     case ReadingKind::gpm_sm_activity_pct: return 100 * seg.activity;
@@ -206,7 +270,7 @@ Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Read
     if (b.last_sample_ns >= 0) first = std::max(first, b.last_sample_ns + S);
     for (int64_t s = first; s <= newest; s += S) {
       const int64_t j = floor_div(s - b.sample_phase_ns, S);
-      const double v = b.gain * mean_power(s - config_.sample_window_ns, s) + noise(b, kind, j);
+      const double v = b.gain * mean_power(b, s - config_.sample_window_ns, s) + noise(b, kind, j);
       out.push_back(Reading{s + origin_ns_, kind, v, cost});
     }
     if (newest >= first) b.last_sample_ns = newest;

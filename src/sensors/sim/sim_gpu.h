@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim_faults.h"
@@ -49,18 +50,38 @@ class SimGpu final : public Sensor {
   int64_t origin_ns() const { return origin_ns_; }  // clock time at which the workload started
   double true_energy_j(int64_t a_ns, int64_t b_ns) const;  // clock times
   double gain(std::size_t domain_index) const { return boards_.at(domain_index).gain; }
+  // A scripted load on one board from now on, for `dur_ns`: the board's true power follows `script`
+  // (workload grammar, time 0 = now) instead of the workload; afterwards the workload resumes.
+  // This is what stands in for a GPU kernel (wattlab sensors --characterize). Throws UsageError.
+  void start_load(std::size_t domain_index, std::string_view script, int64_t dur_ns);
+  // Ground truth of one board, the load included: true energy over clock times [a, b].
+  double true_energy_j(std::size_t domain_index, int64_t a_ns, int64_t b_ns) const;
   int64_t grid_phase_ns(std::size_t domain_index) const { return boards_.at(domain_index).phase_ns; }
 
  private:
+  // A scripted load: replaces the workload in [begin, end) (sim times); the load's time 0 is begin.
+  struct Load {
+    std::shared_ptr<const Workload> script;
+    int64_t begin_ns = 0;
+    int64_t end_ns = 0;
+  };
   struct Board {
     double gain = 1;
     int64_t phase_ns = 0;         // offset of the 100 ms update grid
     int64_t sample_phase_ns = 0;  // offset of the 20 ms sample grid
     int64_t last_sample_ns = -1;  // newest sample handed out (sim time)
     uint64_t seed = 0;
+    std::vector<Load> loads;  // start_load(), in time order, never overlapping
   };
+  const Load* load_at(const Board& b, int64_t t_sim_ns) const;
+  // The board's true power, its scripted load overlaid on the workload (sim times).
+  double energy_to(const Board& b, int64_t t_sim_ns) const;  // cumulative over [0, t]
+  const Segment& segment_at(const Board& b, int64_t t_sim_ns) const;
+  bool capped_at(const Board& b, int64_t t_sim_ns) const;
+  double uncapped_power_w(const Board& b, int64_t t_sim_ns) const;
+  int64_t capped_ns(const Board& b, int64_t t_sim_ns) const;
   double value_at(const Board& b, ReadingKind kind, int64_t t_sim_ns) const;
-  double mean_power(int64_t a_ns, int64_t b_ns) const;  // true, over sim times
+  double mean_power(const Board& b, int64_t a_ns, int64_t b_ns) const;  // true, over sim times
   double noise(const Board& b, ReadingKind kind, int64_t k) const;
   int64_t last_update(const Board& b, int64_t t_sim_ns) const;
   int64_t read_cost_ns(ReadingKind kind) const;
