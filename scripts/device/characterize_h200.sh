@@ -10,6 +10,7 @@ BIN=build/cuda/src/cli/wattlab
 nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1 || echo "nvidia-smi -q failed (rc $?)"
 nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,persistence_mode,power.limit,temperature.gpu --format=csv || true
 # GPU 0 only keeps it under 2 minutes; every reading of gpu:0 and gpu:0/memory is characterized.
-timeout 170 "$BIN" sensors --characterize --device nvml --gpus 0 --db "$OUT/char.db" --json "$OUT/characterize.json"
-echo "rc=$?"
+rc=0
+timeout 170 "$BIN" sensors --characterize --device nvml --gpus 0 --db "$OUT/char.db" --json "$OUT/characterize.json" || rc=$?
+echo "wattlab rc=$rc"
 ls -la "$OUT"

@@ -153,7 +153,10 @@ IdleCharacter measure_idle(Probe& p, const CharacterizeOptions& o) {
         idle.settled = true;
         break;
       }
-      if (p.clock().now_ns() - t_wait + o.idle_block_ns > o.idle_max_ns) break;
+      // At least two blocks (one comparison), at most as many as fit in --idle-s.
+      if (idle.block_means_w.size() >= std::max<std::size_t>(2, static_cast<std::size_t>(o.idle_max_ns / o.idle_block_ns)) ||
+          p.clock().now_ns() - t_wait >= o.idle_max_ns + o.idle_block_ns)
+        break;
     }
   } else {
     idle.power_kind = ReadingKind::energy_counter_j;
