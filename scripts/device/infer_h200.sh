@@ -7,13 +7,18 @@
 # Run from the repository root on the device machine, with a release build carried:
 #   (here)   cmake --preset release && cmake --build --preset release --target wattlab
 #   (device) run(command="bash scripts/device/infer_h200.sh", carry=["build/release"], timeout_s=600)
-# Outputs under $OUT: infer.db (the store), llama8b.json / mixtral.json (runs), *.results.json
+# Outputs (packed into $OUT/infer.tgz): infer.db (the store), llama8b.json / mixtral.json (runs), *.results.json
 # (per-window detail from the script), *.log, diagnose-*.txt, summary.md.
 # Knobs (environment): WATTLAB, LLAMA_BUDGET_S, MOE_BUDGET_S, MOE_PATHS, NEW_TOKENS, MOE_NEW_TOKENS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/wattlab-infer-out}"
-mkdir -p "$OUT"
+# The device tool returns at most 8 files: everything is written to a work folder and packed into
+# $OUT/infer.tgz at exit (summary.md and env.txt are copied beside it).
+FINAL_OUT="${OUT:-/tmp/wattlab-infer-out}"
+OUT="${INFER_WORK:-/tmp/wattlab-infer-work}"
+mkdir -p "$OUT" "$FINAL_OUT"
+pack() { tar czf "$FINAL_OUT/infer.tgz" -C "$OUT" . && cp -f "$OUT"/summary.md "$OUT"/env.txt "$FINAL_OUT"/ 2>/dev/null; true; }
+trap pack EXIT
 WATTLAB="${WATTLAB:-build/release/src/cli/wattlab}"
 LLAMA_BUDGET_S="${LLAMA_BUDGET_S:-250}"
 MOE_BUDGET_S="${MOE_BUDGET_S:-150}"
