@@ -94,7 +94,7 @@ void BM_OpenClosePercentiles(benchmark::State& state) {
   state.counters["windows"] = static_cast<double>(dur_ns.size());
 }
 // Back to back, and 10,000 windows/s (a window per kernel launch of a busy loop).
-BENCHMARK(BM_OpenClosePercentiles)->Arg(0)->Iterations(1'000'000)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_OpenClosePercentiles)->Arg(0)->Iterations(100'000)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_OpenClosePercentiles)->Arg(100)->Iterations(20'000)->Unit(benchmark::kNanosecond);
 
 }  // namespace
