@@ -1,0 +1,129 @@
+// What a measurement window costs the caller's thread: Meter::open + Meter::close, and the RAII
+// ScopedWindow. Target: <= 1 us median (issue 2, item 7). The sampler runs on real time against the
+// sim device (SIMULATED H200, its read costs spent as CPU time on the sampler thread), so the
+// numbers include contention with the sampler for the meter's lock.
+//
+// BM_OpenClose, BM_ScopedWindow: windows back to back; Google Benchmark's mean per iteration (use
+// --benchmark_repetitions and the _median aggregate).
+// BM_OpenClosePercentiles/<gap_us>: every open+close timed on its own with two clock reads, windows
+// <gap_us> apart; counters p50_ns, p99_ns, p999_ns, max_ns (the clock-read pair's own cost is in
+// them; clock_pair_ns says how much that is).
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "wattlab/core/clock.h"
+#include "wattlab/meter/meter.h"
+#include "wattlab/sensors/registry.h"
+
+namespace {
+
+wattlab::Meter* g_meter = nullptr;
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void BM_OpenClose(benchmark::State& state) {
+  wattlab::Meter& m = *g_meter;
+  for (auto _ : state) {
+    const wattlab::WindowId id = m.open("bench");
+    m.close(id);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_OpenClose)->Unit(benchmark::kNanosecond);
+
+void BM_ScopedWindow(benchmark::State& state) {
+  wattlab::Meter& m = *g_meter;
+  for (auto _ : state) {
+    wattlab::ScopedWindow w(m, "bench");
+    benchmark::DoNotOptimize(w.id());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ScopedWindow)->Unit(benchmark::kNanosecond);
+
+double percentile(const std::vector<int64_t>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1));
+  return static_cast<double>(sorted[i]);
+}
+
+void BM_OpenClosePercentiles(benchmark::State& state) {
+  wattlab::Meter& m = *g_meter;
+  const int64_t gap_ns = state.range(0) * 1'000;
+  std::vector<int64_t> dur_ns;
+  dur_ns.reserve(static_cast<std::size_t>(state.max_iterations));
+  int64_t next_ns = now_ns();
+  for (auto _ : state) {
+    if (gap_ns > 0) {
+      // Pace by spinning, not sleeping: a sleep's wake-up would land in the next measurement's cache state.
+      next_ns += gap_ns;
+      while (now_ns() < next_ns) {
+      }
+    }
+    const int64_t t0 = now_ns();
+    const wattlab::WindowId id = m.open("bench");
+    m.close(id);
+    const int64_t t1 = now_ns();
+    dur_ns.push_back(t1 - t0);
+  }
+  // The cost of the two clock reads alone, so a reader can tell it apart.
+  std::vector<int64_t> pair_ns;
+  pair_ns.reserve(10'000);
+  for (int i = 0; i < 10'000; ++i) {
+    const int64_t t0 = now_ns();
+    const int64_t t1 = now_ns();
+    pair_ns.push_back(t1 - t0);
+  }
+  std::sort(dur_ns.begin(), dur_ns.end());
+  std::sort(pair_ns.begin(), pair_ns.end());
+  state.counters["p50_ns"] = percentile(dur_ns, 0.50);
+  state.counters["p99_ns"] = percentile(dur_ns, 0.99);
+  state.counters["p999_ns"] = percentile(dur_ns, 0.999);
+  state.counters["max_ns"] = dur_ns.empty() ? 0 : static_cast<double>(dur_ns.back());
+  state.counters["clock_pair_ns"] = percentile(pair_ns, 0.50);
+  state.counters["windows"] = static_cast<double>(dur_ns.size());
+}
+// Back to back, and 10,000 windows/s (a window per kernel launch of a busy loop).
+BENCHMARK(BM_OpenClosePercentiles)->Arg(0)->Iterations(100'000)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_OpenClosePercentiles)->Arg(100)->Iterations(20'000)->Unit(benchmark::kNanosecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  wattlab::BackendOptions o;
+  o.device = "sim";
+  wattlab::OpenedSensors opened = wattlab::open_sensors(o);
+  wattlab::Meter meter(std::move(opened.sensors), wattlab::MonotonicClock::instance());
+  meter.start();
+  if (!meter.wait_first_reads(std::chrono::seconds(30))) {
+    std::fprintf(stderr, "bench_meter_window: the sampler did not read every reading within 30 s\n");
+    return 1;
+  }
+  g_meter = &meter;
+  benchmark::AddCustomContext("device", "sim: SIMULATED H200, read costs spent on the sampler thread");
+  benchmark::AddCustomContext("sampler", "running on real time (MonotonicClock), default MeterOptions");
+  const int64_t cpu0_ns = meter.sampler_cpu_ns();
+  const int64_t t0_ns = now_ns();
+  benchmark::RunSpecifiedBenchmarks();
+  const int64_t t1_ns = now_ns();
+  const int64_t cpu1_ns = meter.sampler_cpu_ns();
+  meter.stop();
+  const double wall_s = static_cast<double>(t1_ns - t0_ns) * 1e-9;
+  std::printf("sampler CPU during the benchmarks: %.3f s over %.3f s wall = %.2f %% of one core\n",
+              static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9, wall_s,
+              wall_s > 0 ? 100.0 * static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9 / wall_s : 0.0);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,185 @@
+// How much of one core the meter's sampler uses at the default MeterOptions rates, over real time,
+// on the sim device (SIMULATED H200: every read spins for the H200's read cost on the thread that
+// reads, which is the sampler). Target: <= 1 % of one core (issue 2, item 7).
+//
+//   bench_sampler_cpu [--seconds N] [--gpus N]     (defaults: 60 s, 1 simulated GPU)
+//
+// Prints the sampler thread's CPU (getrusage RUSAGE_THREAD, via Meter::sampler_cpu_ns), the time
+// spent inside sensor reads, the process CPU (getrusage RUSAGE_SELF), the reads per domain and
+// reading kind, and PASS or FAIL. Exit 0 on PASS, 1 on FAIL, 2 on bad arguments.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "wattlab/core/clock.h"
+#include "wattlab/meter/meter.h"
+#include "wattlab/sensors/registry.h"
+
+namespace {
+
+int64_t clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t process_cpu_ns(int64_t* user_ns, int64_t* sys_ns) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  *user_ns = static_cast<int64_t>(ru.ru_utime.tv_sec) * 1'000'000'000 + ru.ru_utime.tv_usec * 1'000;
+  *sys_ns = static_cast<int64_t>(ru.ru_stime.tv_sec) * 1'000'000'000 + ru.ru_stime.tv_usec * 1'000;
+  return *user_ns + *sys_ns;
+}
+
+// Forwards every read to the real sensor and counts it. read() runs only on the sampler thread;
+// the counts are read after Meter::stop() has joined that thread.
+class CountingSensor final : public wattlab::Sensor {
+ public:
+  struct Count {
+    uint64_t reads = 0, failures = 0, readings = 0;
+    int64_t wall_ns = 0;  // time spent inside read() (vDSO clock: cheap, so it barely adds to the sampler)
+  };
+  explicit CountingSensor(wattlab::SensorPtr inner) : inner_(std::move(inner)) {}
+  std::string backend() const override { return inner_->backend(); }
+  const std::vector<wattlab::Domain>& domains() const override { return inner_->domains(); }
+  std::vector<std::pair<std::string, std::string>> properties() const override { return inner_->properties(); }
+  wattlab::Status read(std::size_t domain_index, wattlab::ReadingKind kind,
+                       std::vector<wattlab::Reading>& out) override {
+    const std::size_t before = out.size();
+    // CLOCK_THREAD_CPUTIME_ID would be a system call per read on the sampler thread, inflating what
+    // is measured; the sim's reads spin, so their wall time is their CPU time unless preempted.
+    const int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    wattlab::Status st = inner_->read(domain_index, kind, out);
+    Count& c = counts_[{domain_index, kind}];
+    c.wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    ++c.reads;
+    if (!st.ok()) ++c.failures;
+    c.readings += out.size() - before;
+    return st;
+  }
+  const std::map<std::pair<std::size_t, wattlab::ReadingKind>, Count>& counts() const { return counts_; }
+
+ private:
+  wattlab::SensorPtr inner_;
+  std::map<std::pair<std::size_t, wattlab::ReadingKind>, Count> counts_;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "bench_sampler_cpu: %s\nusage: bench_sampler_cpu [--seconds N] [--gpus N]\n", why.c_str());
+  std::exit(2);
+}
+
+long parse_positive(std::string_view flag, const char* text, long max) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < 1 || v > max)
+    usage(std::string(flag) + " '" + text + "' is not a whole number in 1.." + std::to_string(max));
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long seconds = 60, gpus = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if ((a == "--seconds" || a == "--gpus") && i + 1 < argc) {
+      (a == "--seconds" ? seconds : gpus) = parse_positive(a, argv[++i], a == "--seconds" ? 86'400 : 64);
+    } else {
+      usage("unknown argument '" + std::string(a) + "'");
+    }
+  }
+
+  wattlab::BackendOptions o;
+  o.device = "sim";
+  o.sim_gpus = static_cast<int>(gpus);
+  wattlab::OpenedSensors opened = wattlab::open_sensors(o);
+  std::vector<wattlab::SensorPtr> sensors;
+  std::vector<const CountingSensor*> counters;
+  for (auto& s : opened.sensors) {
+    auto c = std::make_unique<CountingSensor>(std::move(s));
+    counters.push_back(c.get());
+    sensors.push_back(std::move(c));
+  }
+  wattlab::Meter meter(std::move(sensors), wattlab::MonotonicClock::instance());
+  const wattlab::MeterOptions& opt = meter.options();
+  std::printf("bench_sampler_cpu: SIMULATED device (sim, %ld GPU(s), H200 read costs spun on the sampler thread)\n", gpus);
+  std::printf("MeterOptions (defaults): counter every %.3f s, power every %.3f s, samples every %.3f s, "
+              "telemetry every %.3f s\n",
+              static_cast<double>(opt.counter_interval_ns) * 1e-9, static_cast<double>(opt.power_interval_ns) * 1e-9,
+              static_cast<double>(opt.samples_interval_ns) * 1e-9,
+              static_cast<double>(opt.telemetry_interval_ns) * 1e-9);
+
+  // The whole life of the sampler is measured, start-up (the counter grid's probing) included.
+  int64_t user0_ns = 0, sys0_ns = 0, user1_ns = 0, sys1_ns = 0;
+  const int64_t proc0_ns = process_cpu_ns(&user0_ns, &sys0_ns);
+  const int64_t t0_ns = clock_ns(CLOCK_MONOTONIC);
+  meter.start();
+  // Drain the readings every 500 ms, as the store's flusher does, so the export queue stays small.
+  std::vector<wattlab::TimedReading> drained;
+  uint64_t exported = 0;
+  const int64_t end_ns = t0_ns + seconds * 1'000'000'000;
+  while (clock_ns(CLOCK_MONOTONIC) < end_ns) {
+    const int64_t left_ns = end_ns - clock_ns(CLOCK_MONOTONIC);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(left_ns, 500'000'000)));
+    drained.clear();
+    exported += meter.drain_readings(drained);
+  }
+  meter.stop();
+  const int64_t t1_ns = clock_ns(CLOCK_MONOTONIC);
+  const int64_t proc1_ns = process_cpu_ns(&user1_ns, &sys1_ns);
+  drained.clear();
+  exported += meter.drain_readings(drained);
+
+  const double wall_s = static_cast<double>(t1_ns - t0_ns) * 1e-9;
+  const double sampler_s = static_cast<double>(meter.sampler_cpu_ns()) * 1e-9;
+  const double proc_s = static_cast<double>(proc1_ns - proc0_ns) * 1e-9;
+  int64_t in_reads_ns = 0;
+  for (const CountingSensor* c : counters)
+    for (const auto& [key, n] : c->counts()) in_reads_ns += n.wall_ns;
+  const double sampler_pct = 100.0 * sampler_s / wall_s;
+
+  std::printf("wall time (CLOCK_MONOTONIC): %.3f s, sampler start to stop\n", wall_s);
+  std::printf("sampler thread CPU (getrusage RUSAGE_THREAD, 1 us resolution): %.4f s = %.3f %% of one core\n",
+              sampler_s, sampler_pct);
+  std::printf("  inside sensor reads (wall time around each read; the sim spins, so ~CPU): %.4f s = %.3f %% of one core\n",
+              static_cast<double>(in_reads_ns) * 1e-9, 100.0 * static_cast<double>(in_reads_ns) * 1e-9 / wall_s);
+  std::printf("  the rest (meter's bookkeeping, sleeping and waking): %.4f s = %.3f %% of one core\n",
+              sampler_s - static_cast<double>(in_reads_ns) * 1e-9,
+              100.0 * (sampler_s - static_cast<double>(in_reads_ns) * 1e-9) / wall_s);
+  std::printf("process CPU (getrusage RUSAGE_SELF, all threads, draining included): %.4f s "
+              "(user %.4f s, sys %.4f s) = %.3f %% of one core\n",
+              proc_s, static_cast<double>(user1_ns - user0_ns) * 1e-9, static_cast<double>(sys1_ns - sys0_ns) * 1e-9,
+              100.0 * proc_s / wall_s);
+  std::printf("readings exported to the flusher queue: %llu\n", static_cast<unsigned long long>(exported));
+
+  std::printf("reads per domain and reading kind over %.3f s:\n", wall_s);
+  std::printf("  %-10s %-26s %8s %9s %8s %10s %12s %12s %12s\n", "domain", "kind", "reads", "reads/s", "failed",
+              "readings", "ms_in_reads", "us_per_read", "model_us");
+  for (const CountingSensor* c : counters)
+    for (const auto& [key, n] : c->counts()) {
+      const wattlab::Domain& d = c->domains().at(key.first);
+      const wattlab::ReadingModel* m = d.model.find(key.second);
+      std::printf("  %-10s %-26s %8llu %9.2f %8llu %10llu %12.3f %12.1f %12.1f\n", d.id.c_str(),
+                  std::string(wattlab::to_string(key.second)).c_str(), static_cast<unsigned long long>(n.reads),
+                  static_cast<double>(n.reads) / wall_s, static_cast<unsigned long long>(n.failures),
+                  static_cast<unsigned long long>(n.readings), static_cast<double>(n.wall_ns) * 1e-6,
+                  n.reads ? static_cast<double>(n.wall_ns) * 1e-3 / static_cast<double>(n.reads) : 0.0,
+                  m ? static_cast<double>(m->read_cost_ns) * 1e-3 : 0.0);
+    }
+
+  const bool pass = sampler_pct <= 1.0;
+  std::printf("result: %s (sampler %.3f %% of one core, target <= 1 %%)\n", pass ? "PASS" : "FAIL", sampler_pct);
+  return pass ? 0 : 1;
+}
