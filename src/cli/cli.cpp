@@ -19,6 +19,8 @@ int run(std::span<const std::string_view> args, Io& io) {
   register_run(app, action);
   register_report(app, action);
   register_diagnose(app, action);
+  register_serve(app, action);
+  register_monitor(app, action);
 
   // CLI11 wants argv order reversed for its vector overload.
   std::vector<std::string> rev(args.rbegin(), args.rend());

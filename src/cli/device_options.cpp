@@ -11,6 +11,7 @@ BackendOptions DeviceOptions::backend() const {
   b.sim_faults = sim_faults;
   b.sim_gpus = sim_gpus;
   b.sim_seed = sim_seed;
+  b.sim_gain_error = sim_gain_error;
   b.gpus = gpus;
   b.powercap_root = powercap_root;
   b.cpu = !no_cpu;
@@ -25,6 +26,9 @@ void add_device_options(CLI::App& sub, DeviceOptions& o) {
   sub.add_option("--sim-faults", o.sim_faults, "faults the simulated GPU produces (docs/sim.md)");
   sub.add_option("--sim-gpus", o.sim_gpus, "how many simulated GPUs")->check(CLI::Range(1, 64));
   sub.add_option("--sim-seed", o.sim_seed, "seed of the simulated boards (gain, phase, noise)");
+  sub.add_option("--sim-gain-error", o.sim_gain_error,
+                 "the simulated boards' gain error, e.g. 0.02 (default: drawn from the seed within +-3%)")
+      ->check(CLI::Range(-0.5, 0.5));
   sub.add_option("--gpus", o.gpus, "GPUs to measure: NVML indices or UUIDs (overrides CUDA_VISIBLE_DEVICES)")
       ->delimiter(',');
   sub.add_option("--powercap-root", o.powercap_root, "powercap sysfs folder (containers, tests)")

@@ -1,5 +1,6 @@
 // Options every measuring subcommand shares: which device, and the simulator's script.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct DeviceOptions {
   std::string sim_faults;
   int sim_gpus = 1;
   uint64_t sim_seed = 1;
+  double sim_gain_error = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> gpus;
   std::string powercap_root = "/sys/class/powercap";
   bool no_cpu = false;

@@ -34,6 +34,7 @@ struct DomainRef {
 struct Task {
   uint32_t domain = 0;
   bool read_once = false;  // at least one read attempted (for Meter::wait_first_reads)
+  uint64_t reads = 0;      // reads attempted (lateness counts from the second: the first waits for start)
   ReadingKind kind{};
   int64_t interval_ns = 0;
   int64_t next_ns = 0;
@@ -78,6 +79,9 @@ class Meter::Impl {
       }
     for (const auto& r : refs_) timelines_.emplace_back(r.domain, opt_.timeline_capacity);
     states_.resize(refs_.size());
+    live_.resize(refs_.size());
+    accum_.resize(refs_.size());
+    start_ns_ = clock.now_ns();
     fail_streak_.assign(refs_.size() * kReadingKindCount, 0);
     const int64_t now = clock_.now_ns();
     for (uint32_t d = 0; d < refs_.size(); ++d)
@@ -117,13 +121,20 @@ class Meter::Impl {
     }
     scratch_.clear();
     const int64_t t0 = clock_.now_ns();
+    const int64_t late_ns = t0 - t.next_ns;
     const Status st = refs_[t.domain].sensor->read(refs_[t.domain].local, t.kind, scratch_);
     const int64_t t1 = clock_.now_ns();
     const int64_t mid = t0 + (t1 - t0) / 2;
     std::lock_guard lk(mu_);
+    if (t.reads++ > 0) record_lateness(late_ns);
+    stats_.newest_read_ns = t0;
     Timeline& tl = timelines_[t.domain];
     int& streak = fail_streak_[t.domain * kReadingKindCount + static_cast<std::size_t>(t.kind)];
+    ReadingHealth& health = live_[t.domain].readings[static_cast<std::size_t>(t.kind)];
     if (!st.ok()) {
+      ++health.read_errors;
+      health.last_error_ns = mid;
+      health.last_error = st.error().message();
       tl.add_failure(mid, t.kind);
       if (st.error().kind == ErrorKind::device_lost) {
         states_[t.domain] = {true, mid};
@@ -141,6 +152,9 @@ class Meter::Impl {
       event(mid, t.domain, t.kind, "recovered", "reads work again after " + std::to_string(streak) + " failure(s)");
       streak = 0;
     }
+    ++health.reads_ok;
+    health.last_ok_ns = mid;
+    if (!scratch_.empty()) health.latest = scratch_.back();
     for (const Reading& r : scratch_) export_reading(t.domain, r);
     if (t.kind == ReadingKind::energy_counter_j) {
       counter_read(t, tl, scratch_.at(0).value, mid, t1 - t0);
@@ -216,7 +230,67 @@ class Meter::Impl {
         }
       }
     }
-    if (!ev.empty()) event(mid, t.domain, ReadingKind::energy_counter_j, "counter_reset", ev);
+    if (!ev.empty()) {
+      ++live_[t.domain].counter_resets;
+      event(mid, t.domain, ReadingKind::energy_counter_j, "counter_reset", ev);
+    }
+  }
+
+  void record_lateness(int64_t late_ns) {
+    late_ns = std::max<int64_t>(late_ns, 0);
+    const auto& bounds = SamplerStats::kLatenessBoundsNs;
+    const auto it = std::lower_bound(bounds.begin(), bounds.end(), late_ns);
+    ++stats_.lateness_counts[static_cast<std::size_t>(it - bounds.begin())];
+    ++stats_.reads;
+    stats_.lateness_sum_s += static_cast<double>(late_ns) * 1e-9;
+    stats_.lateness_max_ns = std::max(stats_.lateness_max_ns, late_ns);
+  }
+
+  // Caller holds mu_. Cheap: per domain one counter lookup and the power readings since last time.
+  MeterSnapshot snapshot() {
+    MeterSnapshot s;
+    s.t_ns = clock_.now_ns();
+    s.start_t_ns = start_ns_;
+    s.sampler = stats_;
+    s.sampler.cpu_ns = sampler_cpu_ns_.load(std::memory_order_relaxed);
+    s.domains = live_;
+    for (std::size_t d = 0; d < refs_.size(); ++d) {
+      DomainLive& l = s.domains[d];
+      const Timeline& tl = timelines_[d];
+      l.lost = states_[d].lost;
+      l.lost_at_ns = states_[d].lost_at_ns;
+      if (tl.has_counter()) {
+        const auto newest = tl.newest_counter();
+        if (!newest) continue;
+        // Past the newest counter point, as far as power readings reach (the counter is read once
+        // a second on NVIDIA; power every few ms): the value then belongs to about now.
+        const int64_t t_power = tl.newest_power_ns();
+        if (t_power > newest->t_ns) {
+          const EdgeEstimate e = tl.energy_at(t_power);
+          if (e.ok) {
+            l.energy_ok = true;
+            l.energy_j = e.energy_j;
+            l.energy_t_ns = t_power;
+            l.energy_estimator = e.estimator;
+            continue;
+          }
+        }
+        l.energy_ok = true;
+        l.energy_j = newest->energy_j;
+        l.energy_t_ns = newest->t_ns;
+        l.energy_estimator = "counter";
+      } else {
+        PowerAccum& a = accum_[d];
+        tl.accumulate_power(a.to_ns, a.energy_j, a.unmeasured_ns);
+        if (a.to_ns == INT64_MIN) continue;
+        l.energy_ok = true;
+        l.energy_j = a.energy_j;
+        l.energy_t_ns = a.to_ns;
+        l.unmeasured_ns = a.unmeasured_ns;
+        l.energy_estimator = tl.has_samples() ? "integrated(samples)" : "integrated(instant)";
+      }
+    }
+    return s;
   }
 
   void event(int64_t t, uint32_t d, ReadingKind k, std::string kind, std::string msg) {
@@ -351,6 +425,15 @@ class Meter::Impl {
   std::condition_variable cv_, cv_stop_;
   std::vector<Timeline> timelines_;
   std::vector<DomainState> states_;
+  struct PowerAccum {
+    int64_t to_ns = INT64_MIN;
+    double energy_j = 0;
+    int64_t unmeasured_ns = 0;
+  };
+  std::vector<DomainLive> live_;    // reading health and counter resets, per domain
+  std::vector<PowerAccum> accum_;   // energy of domains without a counter, advanced by snapshot()
+  SamplerStats stats_;
+  int64_t start_ns_ = 0;
   std::vector<int> fail_streak_;
   std::map<WindowId, WindowRec> windows_;
   std::set<WindowId> pending_;     // not final yet: the only ones process_windows() looks at
@@ -493,6 +576,11 @@ std::size_t Meter::drain_readings(std::vector<TimedReading>& out) {
 std::vector<MeterEvent> Meter::events() const {
   std::lock_guard lk(impl_->mu_);
   return impl_->events_;
+}
+
+MeterSnapshot Meter::snapshot() const {
+  std::lock_guard lk(impl_->mu_);
+  return impl_->snapshot();
 }
 
 int64_t Meter::sampler_cpu_ns() const { return impl_->sampler_cpu_ns_.load(std::memory_order_relaxed); }

@@ -428,4 +428,32 @@ std::vector<int64_t> Timeline::resets(int64_t a_ns, int64_t b_ns) const {
 
 int64_t Timeline::newest_counter_ns() const { return counter_.empty() ? INT64_MIN : counter_.back().t_ns; }
 
+std::optional<CounterPoint> Timeline::newest_counter() const {
+  if (counter_.empty()) return std::nullopt;
+  return counter_.back();
+}
+
+int64_t Timeline::newest_power_ns() const {
+  int64_t t = INT64_MIN;
+  if (!samples_.pieces.empty()) t = samples_.pieces.back().t1_ns;
+  if (!instant_.pieces.empty()) t = std::max(t, instant_.pieces.back().t1_ns);
+  return t;
+}
+
+void Timeline::accumulate_power(int64_t& to_ns, double& energy_j, int64_t& unmeasured_ns) const {
+  const RingBuffer<PowerPiece>& src = has_samples_ && !samples_.pieces.empty() ? samples_.pieces : instant_.pieces;
+  if (src.empty() || src.back().t1_ns <= to_ns) return;
+  // Walk back to the first piece that ends after to_ns: only new pieces are visited.
+  std::size_t i = src.size();
+  while (i > 0 && src[i - 1].t1_ns > to_ns) --i;
+  if (to_ns == INT64_MIN) to_ns = src[i].t0_ns;
+  for (; i < src.size(); ++i) {
+    const PowerPiece& p = src[i];
+    if (p.t0_ns > to_ns) unmeasured_ns += p.t0_ns - to_ns;
+    const int64_t a = std::max(p.t0_ns, to_ns);
+    energy_j += p.power_w * static_cast<double>(p.t1_ns - a) * kNs;
+    to_ns = p.t1_ns;
+  }
+}
+
 }  // namespace wattlab

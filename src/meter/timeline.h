@@ -80,6 +80,13 @@ class Timeline {
   std::size_t failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
   std::vector<int64_t> resets(int64_t a_ns, int64_t b_ns) const;
   int64_t newest_counter_ns() const;
+  std::optional<CounterPoint> newest_counter() const;
+  // End of the newest power reading (sample or instant); INT64_MIN when there is none.
+  int64_t newest_power_ns() const;
+  // For domains without a counter: add the energy of the power readings that end after `to_ns`
+  // (held values, the best source the domain has) and move `to_ns` to the newest one's end; time
+  // between readings that none covers goes to `unmeasured_ns`. INT64_MIN starts at the first reading.
+  void accumulate_power(int64_t& to_ns, double& energy_j, int64_t& unmeasured_ns) const;
   bool has_counter() const { return has_counter_; }
   bool has_samples() const { return has_samples_; }
   int64_t counter_update_ns() const { return counter_update_ns_; }

@@ -1,7 +1,9 @@
 // The meter: one sampler thread per process for all domains; windows opened and closed by name
 // from any thread; energy read off the timeline (DESIGN.md, "Measuring energy: rules").
 #pragma once
+#include <array>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +50,56 @@ struct TimedReading {
   Reading reading;
 };
 
+// Health and newest value of one reading of one domain, since the meter started.
+struct ReadingHealth {
+  uint64_t reads_ok = 0;
+  uint64_t read_errors = 0;
+  int64_t last_ok_ns = INT64_MIN;     // INT64_MIN: never read successfully
+  int64_t last_error_ns = INT64_MIN;  // INT64_MIN: never failed
+  std::optional<Reading> latest;      // newest successful reading (the last of a batch of samples)
+  std::string last_error;             // message of the newest failure
+};
+
+// The live state of one domain, for exporters and monitors (wattlab serve, wattlab monitor).
+struct DomainLive {
+  // Cumulative energy since the meter started, read off the timeline: the energy counter with
+  // resets and wraps removed (a reset is bridged with integrated power), extended past the newest
+  // counter point with integrated power up to energy_t_ns; where the domain has no counter, the
+  // power readings integrated (gaps between them count nothing and are summed in unmeasured_ns).
+  // It may be revised slightly later (a bridged reset, an extension replaced by the counter).
+  bool energy_ok = false;
+  double energy_j = 0;
+  int64_t energy_t_ns = 0;
+  std::string energy_estimator;  // "counter", "counter+instant", "integrated(instant)", ...
+  int64_t unmeasured_ns = 0;     // no-counter domains only: time no power reading covered
+  uint64_t counter_resets = 0;   // counter went backwards (reset or wrap not explained) and was bridged
+  bool lost = false;
+  int64_t lost_at_ns = 0;
+  std::array<ReadingHealth, kReadingKindCount> readings;  // indexed by ReadingKind
+  const ReadingHealth& health(ReadingKind k) const { return readings[static_cast<std::size_t>(k)]; }
+};
+
+// How the sampler keeps its schedule: how late each read started against the time it was due.
+struct SamplerStats {
+  // Histogram upper bounds (ns); counts[i] = reads with lateness <= bounds[i] (not cumulative),
+  // counts.back() = the rest (+Inf).
+  static constexpr std::array<int64_t, 9> kLatenessBoundsNs = {50'000,    100'000,    250'000,    500'000,   1'000'000,
+                                                               2'500'000, 5'000'000, 10'000'000, 50'000'000};
+  std::array<uint64_t, kLatenessBoundsNs.size() + 1> lateness_counts{};
+  uint64_t reads = 0;
+  double lateness_sum_s = 0;
+  int64_t lateness_max_ns = 0;
+  int64_t newest_read_ns = INT64_MIN;  // when the newest read (of any domain) started
+  int64_t cpu_ns = 0;                  // CPU time the sampler thread has used
+};
+
+struct MeterSnapshot {
+  int64_t t_ns = 0;        // clock time the snapshot was taken
+  int64_t start_t_ns = 0;  // clock time the meter was made
+  std::vector<DomainLive> domains;  // in the order of Meter::domains()
+  SamplerStats sampler;
+};
+
 class Meter {
  public:
   Meter(std::vector<SensorPtr> sensors, Clock& clock, MeterOptions options = {});
@@ -87,6 +139,9 @@ class Meter {
   // Move out the readings sampled since the last call (for the store's flusher).
   std::size_t drain_readings(std::vector<TimedReading>& out);
   std::vector<MeterEvent> events() const;
+  // The newest value, health and cumulative energy of every domain. Holds the meter's lock for
+  // microseconds (no sensor is touched, no window is built): live views may call it often.
+  MeterSnapshot snapshot() const;
   // CPU time the sampler thread has used (getrusage RUSAGE_THREAD on the sampler), in ns.
   int64_t sampler_cpu_ns() const;
 

@@ -1,6 +1,7 @@
 // The list of backends, explicit (no static constructors), and how `--device` picks among them.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct BackendOptions {
   std::string sim_faults;       // fault script, see docs/sim.md
   int sim_gpus = 1;
   uint64_t sim_seed = 1;
+  double sim_gain_error = std::numeric_limits<double>::quiet_NaN();  // NaN: drawn from the seed (±3%)
   // nvml
   std::string nvml_library;     // override the library path; empty: libnvidia-ml.so.1, then .so
   std::vector<std::string> gpus;  // indices or UUIDs to measure; empty: CUDA_VISIBLE_DEVICES, else all

@@ -290,6 +290,7 @@ BackendLoad open_sim(const BackendOptions& options) {
   c.faults = options.sim_faults;
   c.gpus = options.sim_gpus;
   c.seed = options.sim_seed;
+  c.gain_error = options.sim_gain_error;
   Clock& clock = options.clock ? *options.clock : MonotonicClock::instance();
   auto gpu = std::make_unique<sim::SimGpu>(c, clock);
   BackendLoad load;

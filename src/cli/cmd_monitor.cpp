@@ -1,0 +1,104 @@
+// wattlab monitor: live per-domain power, energy and telemetry. Redraws in place on a terminal,
+// plain lines otherwise; --jsonl streams one JSON object per update (docs/export.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <ostream>
+
+#include "cli.h"
+#include "device_options.h"
+#include "monitor_text.h"
+#include "stop_signal.h"
+#include "wattlab/export/live.h"
+#include "wattlab/export/monitor.h"
+#include "wattlab/meter/meter.h"
+
+namespace wattlab::cli {
+namespace {
+
+struct MonitorOptions {
+  DeviceOptions dev;
+  int interval_ms = 1000;
+  double duration_s = 0;
+  bool jsonl = false;
+  bool virtual_clock = false;
+};
+
+int monitor(const MonitorOptions& o, Io& io) {
+  if (o.virtual_clock && o.dev.device != "sim")
+    throw UsageError("monitor: --virtual-clock needs --device sim (real sensors run on real time)");
+  if (o.virtual_clock && o.duration_s <= 0)
+    throw UsageError("monitor: --virtual-clock needs --duration-s (virtual time runs as fast as it can)");
+  VirtualClock vclock(1'000'000'000);
+  Clock& clock = o.virtual_clock ? static_cast<Clock&>(vclock) : MonotonicClock::instance();
+  BackendOptions bopt = o.dev.backend();
+  bopt.clock = &clock;
+  OpenedSensors opened = open_sensors(bopt);
+  io.err << "wattlab monitor: " << describe(opened);
+  if (opened.domain_count() == 0) return kExitFailure;
+  Meter meter(std::move(opened.sensors), clock);
+  LiveMeter live(meter);
+  MonitorView view(meter.domains());
+  const bool redraw = !o.jsonl && &io.out == &std::cout && isatty(STDOUT_FILENO);
+  const int64_t interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
+  const int64_t duration_ns = static_cast<int64_t>(o.duration_s * 1e9);
+
+  StopSignal stop;
+  if (!o.virtual_clock) {
+    meter.start();
+    meter.wait_first_reads(std::chrono::seconds(10));
+  }
+  const int64_t t0 = clock.now_ns();
+  const auto real_t0 = std::chrono::steady_clock::now();
+  std::size_t drawn = 0;
+  for (int64_t k = 1;; ++k) {
+    const int64_t t_next = t0 + k * interval_ns;
+    if (duration_ns > 0 && t_next - t0 > duration_ns) break;
+    if (o.virtual_clock) {
+      meter.advance_to(t_next);
+      if (stop.requested()) break;
+    } else if (stop.sleep_until(real_t0 + std::chrono::nanoseconds(k * interval_ns))) {
+      break;
+    }
+    const MonitorUpdate u = view.update(live.sample());
+    if (o.jsonl) {
+      io.out << monitor_json_line(u) << "\n";
+    } else {
+      const auto lines = monitor_lines(u);
+      // Back to the first line of the previous update, clear to the end, draw again.
+      if (redraw && drawn > 0) io.out << fmt::format("\x1b[{}F\x1b[J", drawn);
+      for (const auto& l : lines) io.out << l << "\n";
+      drawn = lines.size();
+      if (!redraw) io.out << "\n";
+    }
+    io.out.flush();
+    if (!io.out) {
+      io.err << "wattlab monitor: output closed; stopping\n";
+      break;
+    }
+  }
+  meter.stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_monitor(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<MonitorOptions>();
+  auto* sub = app.add_subcommand("monitor", "Live per-domain power, energy and telemetry (or JSON lines with --jsonl)");
+  add_device_options(*sub, opts->dev);
+  sub->add_option("--interval-ms", opts->interval_ms, "time between updates in ms")
+      ->check(CLI::Range(10, 3'600'000))
+      ->capture_default_str();
+  sub->add_option("--duration-s", opts->duration_s, "stop after this many seconds (default: until Ctrl-C)")
+      ->check(CLI::Range(0.0, 1e9));
+  sub->add_flag("--jsonl", opts->jsonl, "one JSON object per update on stdout (schema wattlab.monitor/1, docs/export.md)");
+  sub->add_flag("--virtual-clock", opts->virtual_clock,
+                "run the simulated device on virtual time, as fast as possible (tests; needs --device sim and --duration-s)");
+  sub->callback([opts, &action] { action = [opts](Io& io) { return monitor(*opts, io); }; });
+}
+
+}  // namespace wattlab::cli

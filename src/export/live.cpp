@@ -1,0 +1,29 @@
+#include "wattlab/export/live.h"
+
+#include <algorithm>
+
+namespace wattlab {
+
+LiveMeter::LiveMeter(const Meter& meter) : meter_(meter), published_j_(meter.domains().size(), 0.0) {}
+
+const std::vector<Domain>& LiveMeter::domains() const { return meter_.domains(); }
+
+MeterSnapshot LiveMeter::sample() {
+  MeterSnapshot s = meter_.snapshot();
+  std::lock_guard lk(mu_);
+  for (std::size_t d = 0; d < s.domains.size() && d < published_j_.size(); ++d) {
+    DomainLive& l = s.domains[d];
+    if (!l.energy_ok) continue;
+    published_j_[d] = std::max(published_j_[d], l.energy_j);
+    l.energy_j = published_j_[d];
+  }
+  return s;
+}
+
+std::string gpu_index_of(std::string_view id) {
+  if (id.substr(0, 4) != "gpu:") return "";
+  const std::string_view rest = id.substr(4);
+  return std::string(rest.substr(0, rest.find('/')));
+}
+
+}  // namespace wattlab

@@ -1,0 +1,156 @@
+// The exposition of a fixed virtual-clock sim run, as exact text; and its conventions.
+#include "wattlab/export/prometheus.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "prom_fixture.h"
+
+namespace wattlab {
+namespace {
+
+sim::SimConfig board(std::string faults = "") {
+  sim::SimConfig c;
+  c.workload = "step 300W 60s";
+  c.faults = std::move(faults);
+  c.seed = 7;
+  return c;
+}
+
+ExpositionInfo node_a() {
+  ExpositionInfo info;
+  info.host = "node-a";
+  info.device_selection = "sim";
+  return info;
+}
+
+// The value of the one series of `metric` whose labels contain `has`.
+double value_of(const std::string& text, const std::string& metric, const std::string& has = "") {
+  std::istringstream in(text);
+  std::string line;
+  std::optional<double> found;
+  while (std::getline(in, line)) {
+    if (line.rfind(metric + "{", 0) != 0 && line.rfind(metric + " ", 0) != 0) continue;
+    if (!has.empty() && line.find(has) == std::string::npos) continue;
+    EXPECT_FALSE(found) << "two series of " << metric << " with " << has;
+    found = std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  EXPECT_TRUE(found) << metric << " " << has << " missing in\n" << text;
+  return found.value_or(-1);
+}
+
+TEST(Prometheus, ExactTextForAFixedSimRun) {
+  testing::LiveSim s(board());
+  const std::string text = format_prometheus(s.meter->domains(), s.at(2.0), node_a());
+  const std::string path = std::string(WATTLAB_EXPORT_TEST_DATA) + "/sim_exposition.txt";
+  if (std::getenv("WATTLAB_WRITE_EXPECTED")) {
+    std::ofstream(path) << text;
+    FAIL() << "wrote " << path << "; review it, then run without WATTLAB_WRITE_EXPECTED";
+  }
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << path;
+  std::stringstream expected;
+  expected << f.rdbuf();
+  EXPECT_EQ(text, expected.str());
+}
+
+TEST(Prometheus, EnergyCounterFollowsTheTruthAndStaysMonotonicAcrossACounterReset) {
+  testing::LiveSim s(board("counter-reset 3s"));
+  const int64_t t0 = s.gpu->origin_ns();
+  double prev = 0;
+  std::optional<std::pair<int64_t, double>> first;
+  for (int k = 1; k <= 60; ++k) {  // 0.1 s steps to 6 s, across the reset at 3 s
+    const MeterSnapshot snap = s.at(0.1 * k);
+    const DomainLive& d = snap.domains.at(0);
+    ASSERT_TRUE(d.energy_ok);
+    EXPECT_GE(d.energy_j, prev) << "at " << 0.1 * k << " s";
+    prev = d.energy_j;
+    if (!first) first = std::make_pair(d.energy_t_ns, d.energy_j);
+    if (k == 60) {
+      EXPECT_EQ(d.counter_resets, 1u);
+      const std::string text = format_prometheus(s.meter->domains(), snap, node_a());
+      EXPECT_EQ(value_of(text, "wattlab_energy_counter_resets_total"), 1);
+      // Energy between the first and last published values against the board's true energy
+      // times its gain (what its sensors see), within 1%: the reset was bridged, not lost.
+      const double truth = s.gpu->gain(0) * s.gpu->true_energy_j(first->first, d.energy_t_ns);
+      EXPECT_NEAR(d.energy_j - first->second, truth, 0.01 * truth);
+      EXPECT_NEAR(value_of(text, "wattlab_energy_joules_total"), d.energy_j, 1e-9);
+    }
+  }
+  (void)t0;
+}
+
+TEST(Prometheus, ReadErrorsAndAgesShowInSensorHealth) {
+  testing::LiveSim s(board("read-error power_instant_w 1s-1.5s"));
+  const std::string text = format_prometheus(s.meter->domains(), s.at(1.5), node_a());
+  EXPECT_GT(value_of(text, "wattlab_sensor_read_errors_total", "reading=\"power_instant_w\""), 10);
+  EXPECT_EQ(value_of(text, "wattlab_sensor_read_errors_total", "reading=\"power_average_w\""), 0);
+  // The instant power has not been read successfully since the errors began at 1 s.
+  EXPECT_GE(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_instant_w\""), 0.45);
+  EXPECT_LT(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_average_w\""), 0.05);
+}
+
+TEST(Prometheus, RealDomainsCpuLabelsThrottleFlagsAndNoCounterDomains) {
+  Domain gpu;
+  gpu.id = "gpu:1/memory";
+  gpu.name = "NVIDIA \"H200\"\\x";
+  gpu.uuid = "GPU-abc";
+  gpu.scope = "memory";
+  gpu.model.readings = {{ReadingKind::power_instant_w}, {ReadingKind::clock_event_reasons}};
+  Domain cpu;
+  cpu.id = "cpu:0/package";
+  cpu.name = "Intel package";
+  cpu.scope = "package";
+  cpu.model.readings = {{ReadingKind::energy_counter_j}};
+  MeterSnapshot snap;
+  snap.t_ns = 10'000'000'000;
+  snap.domains.resize(2);
+  snap.domains[0].energy_ok = true;
+  snap.domains[0].energy_j = 12.5;
+  snap.domains[0].energy_t_ns = 9'500'000'000;
+  snap.domains[0].unmeasured_ns = 250'000'000;
+  snap.domains[0].readings[static_cast<std::size_t>(ReadingKind::clock_event_reasons)].latest =
+      Reading{9'000'000'000, ReadingKind::clock_event_reasons, 0x4 | 0x40, 0, 0};
+  snap.domains[1].energy_ok = true;
+  snap.domains[1].energy_j = 100;
+  snap.domains[1].energy_t_ns = 10'000'000'000;
+  ExpositionInfo info;
+  info.host = "h";
+  info.device_selection = "auto";
+  info.http_scrapes = 3;
+  const std::string text = format_prometheus({gpu, cpu}, snap, info);
+  EXPECT_EQ(text.find("SIMULATED"), std::string::npos) << "real devices carry no SIMULATED note";
+  EXPECT_NE(text.find(R"(wattlab_energy_joules_total{host="h",domain="gpu:1/memory",gpu="1",uuid="GPU-abc",name="NVIDIA \"H200\"\\x",scope="memory",simulated="false"} 12.5)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(wattlab_energy_joules_total{host="h",domain="cpu:0/package",uuid="",name="Intel package",scope="package",simulated="false"} 100)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(value_of(text, "wattlab_energy_unmeasured_seconds_total"), 0.25);
+  EXPECT_EQ(value_of(text, "wattlab_energy_age_seconds", "gpu:1"), 0.5);
+  EXPECT_EQ(value_of(text, "wattlab_throttle_reason_active", "reason=\"sw_power_cap\""), 1);
+  EXPECT_EQ(value_of(text, "wattlab_throttle_reason_active", "reason=\"hw_thermal_slowdown\""), 1);
+  EXPECT_EQ(value_of(text, "wattlab_throttle_reason_active", "reason=\"gpu_idle\""), 0);
+  EXPECT_EQ(value_of(text, "wattlab_exporter_scrapes_total"), 3);
+  // Every family has HELP and TYPE before its first sample, and every sample line parses.
+  std::istringstream in(text);
+  std::string line, family;
+  const std::regex sample(R"(^(wattlab_[a-z_]+)(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? [-+0-9.eInfNa]+$)");
+  while (std::getline(in, line)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      family = line.substr(7, line.find(' ', 7) - 7);
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, sample)) << line;
+    EXPECT_EQ(m[1].str().rfind(family, 0), 0u) << line << " outside its family " << family;
+  }
+}
+
+}  // namespace
+}  // namespace wattlab
