@@ -36,6 +36,14 @@ Series series_of(const RunRecord& run, const std::vector<Reading>& rs, std::stri
   return s;
 }
 
+// Every timeline of a run spans the same seconds, so they line up on the page.
+void same_time_axis(const RunRecord& run, Plot& p) {
+  if (const auto dur = run.dur_s(); dur && *dur > 0) {
+    p.x.min = 0;
+    p.x.max = *dur;
+  }
+}
+
 }  // namespace
 
 std::vector<Point> bucket_means(const std::vector<Point>& points, std::size_t max_points) {
@@ -80,6 +88,7 @@ std::optional<Plot> power_timeline_plot(const RunRecord& run, std::size_t domain
   p.y.label = "power (W)";
   p.x_spans = spans;
   p.height_px = 420;
+  same_time_axis(run, p);
   if (const auto* s = find(readings, ReadingKind::power_sample_w))
     p.series.push_back(series_of(run, *s, "driver power samples (W)", Style::line, "#1f77b4", max_points));
   else if (const auto* i = find(readings, ReadingKind::power_instant_w))
@@ -128,6 +137,7 @@ std::vector<Plot> telemetry_plots(const RunRecord& run, std::size_t domain_index
     p.x.label = "time since run start (s)";
     p.y.label = g.y_label;
     p.height_px = 360;
+    same_time_axis(run, p);
     p.x_spans = spans;
     for (auto& sp : p.x_spans) sp.label.clear();  // named once, on the power plot
     std::size_t c = 0;
