@@ -11,7 +11,6 @@
 #include <set>
 
 #include "cli.h"
-#include "diagnose_plots.h"
 #include "wattlab/core/error.h"
 #include "wattlab/diagnose/capacity.h"
 #include "wattlab/diagnose/decompose.h"
@@ -23,10 +22,13 @@
 #include "wattlab/diagnose/rules.h"
 #include "wattlab/diagnose/select.h"
 #include "wattlab/diagnose/summary.h"
+#include "wattlab/report/diagnose_plots.h"
 #include "wattlab/report/plot.h"
 #include "wattlab/report/table.h"
 
 namespace wattlab::cli {
+using report::frontier_plot;
+using report::waterfall_plot;
 namespace {
 
 namespace dg = wattlab::diagnose;

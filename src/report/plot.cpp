@@ -40,8 +40,20 @@ std::string dquote_label(const std::string& s) {
   return out + "\"";
 }
 
+// Text for gnuplot's enhanced mode inside "...": markup characters printed literally.
+std::string enhanced_literal(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"') out += "\\\"";
+    else if (c == '\n') out += ' ';
+    else if (std::strchr("_^{}@&~", c)) out += std::string("\\\\") + c;
+    else out += c;
+  }
+  return out;
+}
+
 void axis_lines(std::ostringstream& s, const char* name, const Axis& a) {
-  if (!a.label.empty()) s << "set " << name << "label " << quote(a.label) << "\n";
+  if (!a.label.empty()) s << "set " << name << "label " << quote(a.label) << " noenhanced\n";
   if (a.log_base > 0) s << "set logscale " << name << " " << a.log_base << "\n";
   if (a.min || a.max)
     s << "set " << name << "range [" << (a.min ? fmt::format("{:.17g}", *a.min) : "*") << ":"
@@ -104,8 +116,10 @@ std::optional<std::string> find_gnuplot() {
 
 std::string series_data(const Series& s) {
   std::string out;
-  for (const auto& p : s.points)
-    out += fmt::format("{} {} {} {}\n", p.x, p.y, p.y_low, dquote_label(p.label.empty() ? " " : p.label));
+  for (const auto& p : s.points) {
+    out += fmt::format("{} {} {} {}", p.x, p.y, p.y_low, dquote_label(p.label.empty() ? " " : p.label));
+    out += s.style == Style::errorlines ? fmt::format(" {}\n", p.y_err) : "\n";
+  }
   return out;
 }
 
@@ -117,8 +131,9 @@ std::string gnuplot_script(const Plot& plot, const std::string& data_dir, const 
     << " font 'Sans,11' background rgb 'white'\n";
   s << "set output " << quote(output_path) << "\n";
   s << "set encoding utf8\nset grid\nset key outside right top\nset datafile missing 'NaN'\n";
-  std::string title = plot.title;
-  if (!plot.subtitle.empty()) title += "\\n{/*0.8 " + plot.subtitle + "}";
+  // The subtitle may hold line breaks written as \\n (gnuplot's escape); the rest is literal text.
+  std::string title = enhanced_literal(plot.title);
+  if (!plot.subtitle.empty()) title += "\\n{/*0.8 " + enhanced_literal(plot.subtitle) + "}";
   if (!title.empty()) s << "set title \"" << title << "\" enhanced\n";
   axis_lines(s, "x", plot.x);
   axis_lines(s, "y", plot.y);
@@ -130,6 +145,16 @@ std::string gnuplot_script(const Plot& plot, const std::string& data_dir, const 
   }
   if (plot.hline_y) s << fmt::format("set arrow from graph 0, first {0:.17g} to graph 1, first {0:.17g} nohead dt 2 lc rgb 'gray40'\n", *plot.hline_y);
   if (plot.vline_x) s << fmt::format("set arrow from first {0:.17g}, graph 0 to first {0:.17g}, graph 1 nohead dt 2 lc rgb 'gray40'\n", *plot.vline_x);
+  for (std::size_t i = 0; i < plot.x_spans.size(); ++i) {
+    const auto& sp = plot.x_spans[i];
+    s << fmt::format("set object {} rect from first {:.17g}, graph 0 to first {:.17g}, graph 1 fc rgb {} "
+                     "fs transparent solid 0.15 noborder behind\n",
+                     i + 1, sp.x_begin, sp.x_end, quote(sp.color.empty() ? "#7f7f7f" : sp.color));
+    // Labels stagger over four rows so that neighbouring windows stay readable.
+    if (!sp.label.empty())
+      s << fmt::format("set label {} {} at first {:.17g}, graph {:.2f} left front noenhanced font ',9' tc rgb 'gray20'\n",
+                       i + 1, quote(sp.label), sp.x_begin, 0.96 - 0.05 * static_cast<double>(i % 4));
+  }
   s << "set style fill solid 0.6 border -1\nset boxwidth 0.7\n";
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < plot.series.size(); ++i) {
@@ -137,7 +162,7 @@ std::string gnuplot_script(const Plot& plot, const std::string& data_dir, const 
     if (se.points.empty()) continue;
     const std::string file = quote((fs::path(data_dir) / fmt::format("series{}.dat", i)).string());
     const std::string color = se.color.empty() ? "" : " lc rgb " + quote(se.color);
-    const std::string t = se.title.empty() ? " notitle" : " title " + quote(se.title);
+    const std::string t = se.title.empty() ? " notitle" : " title " + quote(se.title) + " noenhanced";
     std::string part;
     switch (se.style) {
       case Style::line: part = file + " using 1:2 with lines lw 2" + color + t; break;
@@ -145,6 +170,7 @@ std::string gnuplot_script(const Plot& plot, const std::string& data_dir, const 
       case Style::linespoints: part = file + " using 1:2 with linespoints lw 2 pt 7 ps 0.8" + color + t; break;
       case Style::steps: part = file + " using 1:2 with steps lw 2" + color + t; break;
       case Style::bars: part = file + " using 1:2 with boxes" + color + t; break;
+      case Style::errorlines: part = file + " using 1:2:5 with yerrorlines lw 2 pt 7 ps 0.8" + color + t; break;
       case Style::range_bars:
         part = file + " using 1:(($2+$3)/2):($1-0.35):($1+0.35):3:2 with boxxyerror" + color + t;
         break;

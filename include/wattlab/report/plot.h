@@ -22,6 +22,7 @@ enum class Style {
   steps,        // staircase (a Pareto frontier)
   bars,         // boxes from 0 (or the y axis' floor) to y
   range_bars,   // floating boxes from y_low to y (waterfalls)
+  errorlines,   // connected with markers and y error bars of half-height y_err
 };
 
 struct Point {
@@ -29,6 +30,7 @@ struct Point {
   double y = 0;
   double y_low = 0;   // range_bars only
   std::string label;  // printed next to the point when Series::show_labels
+  double y_err = 0;   // errorlines only: the bar spans y - y_err .. y + y_err
 };
 
 struct Series {
@@ -45,6 +47,14 @@ struct Axis {
   std::optional<double> min, max;
 };
 
+// A shaded x interval (a measurement window on a timeline), its label at the top when not empty.
+struct Span {
+  double x_begin = 0;
+  double x_end = 0;
+  std::string label;
+  std::string color;  // "#1f77b4"; empty: grey
+};
+
 struct Plot {
   std::string title;
   std::string subtitle;   // provenance, shown under the title: "source: ML.ENERGY leaderboard v3, gpqa.json"
@@ -53,6 +63,7 @@ struct Plot {
   std::vector<std::pair<double, std::string>> x_tics;  // categorical tics; empty: automatic
   std::optional<double> hline_y;                        // a reference line (e.g. ratio 1)
   std::optional<double> vline_x;                        // e.g. a deadline
+  std::vector<Span> x_spans;                            // shaded x intervals behind the data
   int width_px = 960;
   int height_px = 600;
 };
@@ -69,7 +80,8 @@ std::optional<std::string> find_gnuplot();
 // The script render() runs, reading the series from data_dir/series<i>.dat (exposed for tests).
 std::string gnuplot_script(const Plot& plot, const std::string& data_dir, const std::string& terminal,
                            const std::string& output_path);
-// The data file of one series (whitespace-separated columns: x y y_low "label").
+// The data file of one series (whitespace-separated columns: x y y_low "label", and y_err for
+// errorlines). Text given by callers (titles, labels) is printed literally, never as markup.
 std::string series_data(const Series& s);
 
 // Renders `plot` to svg_path (and svg_path with .png when `png` and pngcairo is available).

@@ -1,20 +1,20 @@
-#include "diagnose_plots.h"
+#include "wattlab/report/diagnose_plots.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
-namespace wattlab::cli {
+namespace wattlab::report {
 
 namespace {
 constexpr std::array<const char*, 8> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                              "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 }
 
-report::Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, const std::string& model,
+Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, const std::string& model,
                            const std::string& source_label) {
-  report::Plot p;
+  Plot p;
   p.title = fmt::format("Time-energy frontier: {}", model);
   p.subtitle = fmt::format("source: {}", source_label);
   std::size_t color = 0;
@@ -27,7 +27,7 @@ report::Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, con
     p.y.log_base = 10;
     if (f.deadline_ms) p.vline_x = *f.deadline_ms;
     if (f.num_gpus > 0) {
-      report::Series s{fmt::format("{} x{}", f.gpu_model, f.num_gpus), report::Style::linespoints, {},
+      Series s{fmt::format("{} x{}", f.gpu_model, f.num_gpus), Style::linespoints, {},
                        kColors[color++ % kColors.size()], true};
       // Each GPU count's curve over batch, labelled with the batch.
       auto pts = f.points;
@@ -36,11 +36,11 @@ report::Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, con
         s.points.push_back({r->latency_ms(), r->energy_per_unit_j(), 0, fmt::format("{}", r->batch())});
       p.series.push_back(std::move(s));
     } else {
-      report::Series s{fmt::format("{} frontier (all GPU counts)", f.gpu_model), report::Style::steps, {}, "#000000", false};
+      Series s{fmt::format("{} frontier (all GPU counts)", f.gpu_model), Style::steps, {}, "#000000", false};
       for (const auto* r : f.frontier) s.points.push_back({r->latency_ms(), r->energy_per_unit_j(), 0, ""});
       p.series.push_back(std::move(s));
       if (f.min_energy) {
-        report::Series m{fmt::format("{} minimum energy", f.gpu_model), report::Style::points, {}, "#000000", true};
+        Series m{fmt::format("{} minimum energy", f.gpu_model), Style::points, {}, "#000000", true};
         m.points.push_back({f.min_energy->latency_ms(), f.min_energy->energy_per_unit_j(), 0,
                             fmt::format("min {:.3g} J (x{}, batch {})", f.min_energy->energy_per_unit_j(),
                                         f.min_energy->num_gpus, f.min_energy->batch())});
@@ -51,8 +51,8 @@ report::Plot frontier_plot(const std::vector<diagnose::Frontier>& frontiers, con
   return p;
 }
 
-report::Plot waterfall_plot(const diagnose::Decomposition& d, const std::string& source_label) {
-  report::Plot p;
+Plot waterfall_plot(const diagnose::Decomposition& d, const std::string& source_label) {
+  Plot p;
   p.title = fmt::format("Energy per response, B / A = {:.3f}x", d.total_ratio);
   p.subtitle = fmt::format("A = {} {} ({})\\nB = {} {} ({})\\nsource: {}", d.a->task, d.a->label(), d.a->where(), d.b->task,
                            d.b->label(), d.b->where(), source_label);
@@ -60,9 +60,9 @@ report::Plot waterfall_plot(const diagnose::Decomposition& d, const std::string&
   p.y.label = "energy per response relative to A (x, log scale)";
   p.y.log_base = 2;
   p.hline_y = 1.0;
-  report::Series up{"raises energy", report::Style::range_bars, {}, "#d62728", true};
-  report::Series down{"lowers energy", report::Style::range_bars, {}, "#2ca02c", true};
-  report::Series total{"total B / A", report::Style::range_bars, {}, "#1f77b4", true};
+  Series up{"raises energy", Style::range_bars, {}, "#d62728", true};
+  Series down{"lowers energy", Style::range_bars, {}, "#2ca02c", true};
+  Series total{"total B / A", Style::range_bars, {}, "#1f77b4", true};
   double cum = 1.0;
   double x = 0;
   p.x_tics.push_back({x, "A"});
@@ -84,4 +84,4 @@ report::Plot waterfall_plot(const diagnose::Decomposition& d, const std::string&
   return p;
 }
 
-}  // namespace wattlab::cli
+}  // namespace wattlab::report

@@ -1,0 +1,39 @@
+// GEMM sweep plots from a run's windows. The GEMM lab stores each measurement point as a window
+// labelled kind=gemm_point, experiment, engine, param (the swept parameter's name) and
+// param_value, with counts energy_per_gemm_j, energy_per_gemm_u_j, mean_power_w and tflops.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattlab/report/plot.h"
+#include "wattlab/store/run_record.h"
+
+namespace wattlab::report {
+
+struct GemmPoint {
+  std::string window;       // the window's name
+  std::string param_value;  // as labelled
+  double x = 0;             // param_value as a number, or its category's position
+  std::optional<double> energy_per_gemm_j, energy_per_gemm_u_j, mean_power_w, tflops;
+};
+
+// One experiment's sweep of one parameter; points per engine, ascending in x.
+struct GemmSweep {
+  std::string experiment;
+  std::string param;
+  bool numeric = true;  // every param_value is a number; else x is the category's position
+  std::vector<std::string> categories;  // non-numeric values in order of first appearance
+  std::vector<std::pair<std::string, std::vector<GemmPoint>>> engines;  // in order of first appearance
+};
+
+// Every (experiment, param) swept in `run`, in order of first appearance; empty when the run
+// has no gemm_point windows.
+std::vector<GemmSweep> gemm_sweeps(const RunRecord& run);
+
+// Energy per GEMM (J, with the point's uncertainty as error bars) and mean power (W) against the
+// swept parameter, one series per engine. Titles say SIMULATED for simulated runs.
+Plot gemm_energy_plot(const GemmSweep& sweep, bool simulated);
+Plot gemm_power_plot(const GemmSweep& sweep, bool simulated);
+
+}  // namespace wattlab::report

@@ -1,0 +1,118 @@
+#include "wattlab/report/gemm_plots.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace wattlab::report {
+namespace {
+
+constexpr std::array<const char*, 8> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                             "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+std::optional<double> as_number(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::string label_or(const WindowResult& w, const char* key, const char* fallback) {
+  auto it = w.labels.find(key);
+  return it == w.labels.end() || it->second.empty() ? fallback : it->second;
+}
+
+std::optional<double> count(const WindowResult& w, const char* key) {
+  auto it = w.counts.find(key);
+  if (it == w.counts.end()) return std::nullopt;
+  return it->second;
+}
+
+Plot sweep_plot(const GemmSweep& sw, bool simulated, const char* what, const char* y_label, bool energy) {
+  Plot p;
+  p.title = fmt::format("GEMM {}: {} vs {}{}", sw.experiment, what, sw.param, simulated ? " (SIMULATED)" : "");
+  p.x.label = sw.param;
+  p.y.label = y_label;
+  p.height_px = 420;
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (std::size_t e = 0; e < sw.engines.size(); ++e) {
+    Series s{"engine " + sw.engines[e].first, energy ? Style::errorlines : Style::linespoints, {},
+             kColors[e % kColors.size()], false};
+    for (const auto& pt : sw.engines[e].second) {
+      const auto y = energy ? pt.energy_per_gemm_j : pt.mean_power_w;
+      if (!y) continue;
+      s.points.push_back({pt.x, *y, 0, "", energy ? pt.energy_per_gemm_u_j.value_or(0) : 0});
+      lo = first ? pt.x : std::min(lo, pt.x);
+      hi = first ? pt.x : std::max(hi, pt.x);
+      first = false;
+    }
+    p.series.push_back(std::move(s));
+  }
+  if (!sw.numeric) {
+    for (std::size_t i = 0; i < sw.categories.size(); ++i) p.x_tics.push_back({static_cast<double>(i), sw.categories[i]});
+    p.x.min = -0.5;
+    p.x.max = static_cast<double>(sw.categories.size()) - 0.5;
+  } else if (!first && lo > 0 && hi / lo >= 100) {
+    p.x.log_base = 2;  // sizes and similar sweeps span decades
+    p.x.label += " (log scale)";
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<GemmSweep> gemm_sweeps(const RunRecord& run) {
+  std::vector<GemmSweep> sweeps;
+  for (const auto& w : run.windows) {
+    if (label_or(w, "kind", "") != "gemm_point") continue;
+    const auto exp = label_or(w, "experiment", "(no experiment)");
+    const auto param = label_or(w, "param", "(no param)");
+    auto sw = std::find_if(sweeps.begin(), sweeps.end(), [&](auto& s) { return s.experiment == exp && s.param == param; });
+    if (sw == sweeps.end()) {
+      sweeps.push_back({exp, param, true, {}, {}});
+      sw = sweeps.end() - 1;
+    }
+    const auto engine = label_or(w, "engine", "(no engine)");
+    auto en = std::find_if(sw->engines.begin(), sw->engines.end(), [&](auto& e) { return e.first == engine; });
+    if (en == sw->engines.end()) {
+      sw->engines.push_back({engine, {}});
+      en = sw->engines.end() - 1;
+    }
+    GemmPoint pt{w.name, label_or(w, "param_value", ""), 0, count(w, "energy_per_gemm_j"),
+                 count(w, "energy_per_gemm_u_j"), count(w, "mean_power_w"), count(w, "tflops")};
+    en->second.push_back(std::move(pt));
+  }
+  for (auto& sw : sweeps) {
+    for (const auto& [engine, pts] : sw.engines)
+      for (const auto& pt : pts) sw.numeric = sw.numeric && as_number(pt.param_value).has_value();
+    for (auto& [engine, pts] : sw.engines) {
+      for (auto& pt : pts) {
+        if (sw.numeric) {
+          pt.x = *as_number(pt.param_value);
+          continue;
+        }
+        auto c = std::find(sw.categories.begin(), sw.categories.end(), pt.param_value);
+        if (c == sw.categories.end()) c = sw.categories.insert(sw.categories.end(), pt.param_value);
+        pt.x = static_cast<double>(c - sw.categories.begin());
+      }
+      std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+    }
+  }
+  return sweeps;
+}
+
+Plot gemm_energy_plot(const GemmSweep& sweep, bool simulated) {
+  return sweep_plot(sweep, simulated, "energy per GEMM", "energy per GEMM (J), bars: ± uncertainty", true);
+}
+
+Plot gemm_power_plot(const GemmSweep& sweep, bool simulated) {
+  return sweep_plot(sweep, simulated, "mean power", "mean power (W)", false);
+}
+
+}  // namespace wattlab::report
