@@ -33,6 +33,7 @@ void register_sensors(CLI::App& app, Action& action);
 void register_run(CLI::App& app, Action& action);
 void register_report(CLI::App& app, Action& action);
 void register_diagnose(CLI::App& app, Action& action);
+void register_infer(CLI::App& app, Action& action);
 
 // Parses argv (without argv[0]) and runs the chosen subcommand.
 int run(std::span<const std::string_view> args, Io& io);
