@@ -22,6 +22,8 @@ struct TempDir {
 TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   const std::string bin = wattlab_bin();
   ASSERT_FALSE(bin.empty()) << "run under CTest (WATTLAB_BIN)";
+  // Poisson arrivals (mean gap 3.3 ms): the fake server (httplib) has a listen backlog of 5, and a
+  // burst of 20 connects overflows it (SYN retries, resets); a real server has a deep backlog.
   FakeOpenAiServer srv({.tokens = 0, .token_delay_ms = 4, .max_concurrent = 4});
   TempDir tmp;
   const auto req = tmp.path / "req.jsonl";
@@ -35,7 +37,7 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   }
   const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
   const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --requests " + req.string() +
-                       " --url " + srv.base_url() + " --model fake --batch-cap 4 --task chat --db " + db.string() +
+                       " --url " + srv.base_url() + " --model fake --batch-cap 4 --rate 300 --seed 3 --task chat --db " + db.string() +
                        " --json " + js.string() + " --metrics-url http://127.0.0.1:" + std::to_string(srv.port()) +
                        "/metrics --timeout-s 10");
   ASSERT_EQ(r.rc, 0) << r.out;
