@@ -1,0 +1,101 @@
+// End to end: `wattlab infer serve-bench --device sim` against the fake server with faults.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/shell.h"
+#include "infer/fake_openai_server.h"
+
+namespace wattlab::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("wattlab_serve_bench_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
+  const std::string bin = wattlab_bin();
+  ASSERT_FALSE(bin.empty()) << "run under CTest (WATTLAB_BIN)";
+  // Poisson arrivals (mean gap 3.3 ms): the fake server (httplib) has a listen backlog of 5, and a
+  // burst of 20 connects overflows it (SYN retries, resets); a real server has a deep backlog.
+  FakeOpenAiServer srv({.tokens = 0, .token_delay_ms = 4, .max_concurrent = 4});
+  TempDir tmp;
+  const auto req = tmp.path / "req.jsonl";
+  {
+    std::ofstream f(req);
+    for (int i = 0; i < 16; ++i) f << "{\"id\": \"ok" << i << "\", \"prompt\": \"hello\", \"max_tokens\": 12}\n";
+    f << "{\"id\": \"e500\", \"prompt\": \"FAULT:500\", \"max_tokens\": 12}\n";
+    f << "{\"id\": \"cut\", \"prompt\": \"FAULT:disconnect\", \"max_tokens\": 12}\n";
+    f << "{\"id\": \"bad\", \"messages\": [{\"role\": \"user\", \"content\": \"FAULT:malformed\"}], \"max_tokens\": 12}\n";
+    f << "{\"id\": \"usage\", \"prompt\": \"FAULT:usage\", \"max_tokens\": 12}\n";
+  }
+  const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
+  const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --requests " + req.string() +
+                       " --url " + srv.base_url() + " --model fake --batch-cap 4 --rate 300 --seed 3 --task chat --db " + db.string() +
+                       " --json " + js.string() + " --metrics-url http://127.0.0.1:" + std::to_string(srv.port()) +
+                       "/metrics --timeout-s 10");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(r.out.find("17 succeeded, 3 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HTTP 500"), std::string::npos);
+  EXPECT_NE(r.out.find("malformed"), std::string::npos);
+  EXPECT_NE(r.out.find("1 requests differ"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("UNSTABLE"), std::string::npos);  // a sub-second window is < 20 s
+  EXPECT_NE(r.out.find("shorter than 20 s"), std::string::npos);
+  EXPECT_NE(r.out.find("J/token") == std::string::npos ? r.out.find("energy per output token") : 0, std::string::npos);
+
+  std::ifstream f(js);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["requests"]["failed"], 3);
+  EXPECT_EQ(j["requests"]["succeeded"], 17);
+  const auto& st = j["steady_state"];
+  ASSERT_TRUE(st["found"].get<bool>()) << st.dump();
+  EXPECT_EQ(st["n_requests"], 17);
+  EXPECT_GT(st["tokens"].get<int>(), 0);
+  const double ept = st["energy_per_token_j"]["value"];
+  const double dur = st["dur_s"], tokens = st["tokens"];
+  // 300 W constant (sim gain within 3%): J/token = 300 W x dur / tokens.
+  EXPECT_NEAR(ept, 300.0 * dur / tokens, 300.0 * dur / tokens * 0.06);
+  EXPECT_FALSE(st["stability"]["stable"].get<bool>());
+  EXPECT_FALSE(st["stability"]["window_ge_20s"].get<bool>());
+  EXPECT_EQ(j["output_tokens"]["differences"].size(), 1u);
+  EXPECT_EQ(j["output_tokens"]["differences"][0]["id"], "usage");
+  int failed = 0;
+  for (const auto& q : j["per_request"])
+    if (!q["ok"].get<bool>()) {
+      ++failed;
+      EXPECT_FALSE(q["error"].get<std::string>().empty());
+    }
+  EXPECT_EQ(failed, 3);
+  // Failed requests carry no share of the energy.
+  for (const auto& p : st["per_request_energy"]) EXPECT_EQ(p["id"].get<std::string>().rfind("ok", 0) == 0 || p["id"] == "usage", true);
+  EXPECT_GT(j["server_metrics"]["samples_total"].get<int>(), 0);
+
+  // The stored run: the steady window with counts, read by diagnose.
+  const auto d = shell(bin + " diagnose min-energy --data " + db.string() + " 2>&1");
+  EXPECT_EQ(d.rc, 0) << d.out;
+  EXPECT_NE(d.out.find("fake"), std::string::npos) << d.out;
+}
+
+TEST(ServeBenchCli, BadInputExitsTwo) {
+  const std::string bin = wattlab_bin();
+  ASSERT_FALSE(bin.empty());
+  TempDir tmp;
+  const auto req = tmp.path / "bad.jsonl";
+  std::ofstream(req) << "{\"prompt\": \"x\"}\n";
+  auto r = shell(bin + " infer serve-bench --device sim --requests " + req.string() + " --model m --batch-cap 2 --db " +
+                 (tmp.path / "x.db").string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("line 1"), std::string::npos) << r.out;
+  r = shell(bin + " infer serve-bench --device sim --requests " + req.string() + " --model m --batch-cap 2 --url nope");
+  EXPECT_EQ(r.rc, 2) << r.out;
+}
+
+}  // namespace
+}  // namespace wattlab::testing
