@@ -1,0 +1,37 @@
+// Runs a sweep plan point by point into the store: each point one run window with the labels
+// and counts the report reads. Interrupted sweeps resume: completed_points() finds what the
+// store already holds under the same sweep id.
+#pragma once
+#include <atomic>
+#include <iosfwd>
+#include <set>
+
+#include "wattlab/lab/plan.h"
+#include "wattlab/lab/progress.h"
+#include "wattlab/lab/protocol.h"
+#include "wattlab/store/store.h"
+
+namespace wattlab::lab {
+
+// Point indices stored as gemm_point windows of `sweep_id`, across every run in the store.
+Result<std::set<int>> completed_points(const Store& store, const std::string& sweep_id);
+
+// The plan's points not in `done`, in plan order.
+std::vector<PlannedPoint> remaining_points(const SweepPlan& plan, const std::set<int>& done);
+
+// The labels of a point's window (kind=gemm_point, experiment, engine, M, N, K, recipe_a,
+// recipe_b, seed, param, param_value, reference, sweep, point, simulated).
+std::map<std::string, std::string> point_labels(const SweepPlan& plan, const PlannedPoint& p, bool simulated);
+
+struct SweepOutcome {
+  std::size_t measured = 0;
+  bool stopped = false;  // `stop` was raised (or max_points reached) before the end
+};
+
+// Measures `points` (already without the completed ones) with `exec` into `run` of `store`.
+// Stops between points when *stop becomes true or after max_points (0: no limit).
+Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedPoint>& points, GemmExecutor& exec,
+                               Store& store, RunId run, const ProtocolOptions& opt, Progress* progress,
+                               const std::atomic<bool>* stop = nullptr, std::size_t max_points = 0);
+
+}  // namespace wattlab::lab

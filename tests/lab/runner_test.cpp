@@ -1,0 +1,138 @@
+// The sweep runner on the SIMULATED executor: order, resume after an interruption, labels and
+// counts in the store, progress output.
+#include "wattlab/lab/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "wattlab/lab/sim_executor.h"
+
+namespace wattlab::lab {
+namespace {
+
+PlanRequest request() {
+  PlanRequest r;
+  r.experiments = {"E11"};
+  r.engines = {Engine::bf16};
+  r.shapes = {Shape{64, 64, 64}};
+  r.seeds = {1};
+  r.max_values = 3;
+  r.reference_every = 2;
+  return r;
+}
+
+ProtocolOptions protocol() {
+  ProtocolOptions o;
+  o.window_s = 2;
+  o.first_warmup_min_s = 5;
+  o.warmup_min_s = 1;
+  o.warmup_max_s = 20;
+  o.slope_window_s = 5;
+  return o;
+}
+
+std::vector<GemmSpec> specs(const std::vector<PlannedPoint>& pts) {
+  std::vector<GemmSpec> s;
+  for (const auto& p : pts) s.push_back(p.spec);
+  return s;
+}
+
+struct Db {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("wattlab_runner_" + std::to_string(::getpid()) + "_" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+  Db() { std::filesystem::remove(path); }
+  ~Db() {
+    std::filesystem::remove(path);
+    std::filesystem::remove(path.string() + "-wal");
+    std::filesystem::remove(path.string() + "-shm");
+  }
+};
+
+RunId begin(Store& store, GemmExecutor& exec) {
+  RunInfo info;
+  info.simulated = exec.simulated();
+  info.device_selection = "sim";
+  info.devices = exec.devices();
+  auto id = store.begin_run(info);
+  EXPECT_TRUE(id);
+  EXPECT_TRUE(store.add_domains(*id, exec.meter().domains()));
+  return *id;
+}
+
+TEST(Runner, ResumesAfterInterruptionAndStoresLabelsAndCounts) {
+  Db db;
+  auto plan = make_plan(request());
+  ASSERT_TRUE(plan) << plan.error().message();
+  const std::size_t total = plan->points.size();
+  ASSERT_GE(total, 5u);
+  auto store = Store::open(db.path);
+  ASSERT_TRUE(store);
+  std::ostringstream log;
+  {
+    auto exec = make_sim_executor(specs(plan->points), {30, 1, 1 << 12});
+    ASSERT_TRUE(exec) << exec.error().message();
+    const RunId run = begin(*store, **exec);
+    Progress progress(log, false, total, 0, 10, true);
+    auto out = run_sweep(*plan, plan->points, **exec, *store, run, protocol(), &progress, nullptr, 3);
+    ASSERT_TRUE(out) << out.error().message();
+    EXPECT_TRUE(out->stopped);
+    EXPECT_EQ(out->measured, 3u);
+  }
+  auto done = completed_points(*store, plan->sweep_id);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(*done, (std::set<int>{0, 1, 2}));
+  const auto rest = remaining_points(*plan, *done);
+  ASSERT_EQ(rest.size(), total - 3);
+  EXPECT_EQ(rest.front().index, 3);
+  {
+    auto exec = make_sim_executor(specs(rest), {30, 1, 1 << 12});
+    ASSERT_TRUE(exec);
+    const RunId run = begin(*store, **exec);
+    Progress progress(log, false, total, done->size(), 10, true);
+    auto out = run_sweep(*plan, rest, **exec, *store, run, protocol(), &progress);
+    ASSERT_TRUE(out) << out.error().message();
+    EXPECT_FALSE(out->stopped);
+  }
+  auto all = completed_points(*store, plan->sweep_id);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), total);
+  EXPECT_NE(log.str().find("resuming: 3 of"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("(SIMULATED time)"), std::string::npos);
+
+  // Labels and counts the report reads; zeros draw less than the dense baseline.
+  auto runs = store->list_runs();
+  ASSERT_TRUE(runs);
+  std::map<std::string, double> power_by_value;
+  std::size_t windows = 0;
+  for (const auto& r : *runs) {
+    auto rec = store->load_run(r.run_id);
+    ASSERT_TRUE(rec);
+    EXPECT_TRUE(rec->info.simulated);
+    for (const auto& w : rec->windows) {
+      ++windows;
+      for (const char* k : {"kind", "experiment", "engine", "M", "N", "K", "recipe_a", "recipe_b", "seed", "param",
+                            "param_value", "reference"})
+        EXPECT_TRUE(w.labels.count(k)) << k;
+      EXPECT_EQ(w.labels.at("kind"), "gemm_point");
+      for (const char* k : {"energy_per_gemm_j", "energy_per_gemm_u_j", "mean_power_w", "tflops", "gemms"})
+        ASSERT_TRUE(w.counts.count(k)) << k;
+      EXPECT_GT(w.counts.at("energy_per_gemm_j"), 0);
+      EXPECT_LT(w.counts.at("energy_per_gemm_u_j"), 0.05 * w.counts.at("energy_per_gemm_j"));
+      EXPECT_NEAR(w.dur_s(), 2.0, 0.1);
+      power_by_value[w.labels.at("experiment") + "=" + w.labels.at("param_value")] = w.counts.at("mean_power_w");
+    }
+  }
+  EXPECT_EQ(windows, total);
+  auto sw = study_sweep("E11", Engine::bf16, request());
+  ASSERT_TRUE(sw);
+  const std::string dense = "E11=" + sw->values.front().value, zeros = "E11=" + sw->values.back().value;
+  ASSERT_TRUE(power_by_value.count(dense));
+  ASSERT_TRUE(power_by_value.count(zeros));
+  EXPECT_LT(power_by_value[zeros], 0.8 * power_by_value[dense]);
+}
+
+}  // namespace
+}  // namespace wattlab::lab
