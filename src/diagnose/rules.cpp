@@ -138,7 +138,12 @@ std::optional<Finding> non_gpu_bottleneck(const RuleContext& c) {
   const bool low_power = share && *share < T.low_power_share;
   const ConfigRecord* next = next_larger_batch(c);
   const bool flat = next && next->energy_per_unit_j() > t.energy_per_unit_j() * (1 - T.flat);
-  if (!((low_util && low_power && flat) || (not_held && low_power))) return std::nullopt;
+  // Host-bound: the driving CPU thread is saturated while kernels run less than most of the time
+  // (NVML utilization counts time with any kernel running, so launch gaps show up there even when
+  // a larger batch still helps).
+  const bool host_bound = m.cpu_utilization && *m.cpu_utilization >= T.host_busy && m.gpu_utilization &&
+                          *m.gpu_utilization < T.low_gpu_utilization && low_power;
+  if (!((low_util && low_power && flat) || (not_held && low_power) || host_bound)) return std::nullopt;
   Finding f = start(rule_named("non_gpu_bottleneck"), "");
   std::vector<std::string> parts;
   if (m.gpu_utilization) parts.push_back(fmt::format("measured GPU utilization {:.0f}%", *m.gpu_utilization * 100));
@@ -153,6 +158,10 @@ std::optional<Finding> non_gpu_bottleneck(const RuleContext& c) {
                                 t.unit(), t.energy_per_unit_j(), next->energy_per_unit_j()));
   if (m.cpu_utilization) parts.push_back(fmt::format("host CPU busy {:.0f}%", *m.cpu_utilization * 100));
   f.summary = fmt::format("The GPU waits on something else: {}.", fmt::join(parts, "; "));
+  if (host_bound)
+    f.summary += fmt::format(" Host-bound: the host thread is saturated (>= {:.0f}% busy) while kernels run {:.0f}% of "
+                             "the time (< {:.0f}%).",
+                             T.host_busy * 100, *m.gpu_utilization * 100, T.low_gpu_utilization * 100);
   if (m.gpu_utilization) f.evidence.push_back({"measured GPU utilization", *m.gpu_utilization * 100, "%", t.where()});
   if (m.sm_activity) f.evidence.push_back({"measured SM activity", *m.sm_activity * 100, "%", t.where()});
   if (share) f.evidence.push_back({"power per GPU / limit", *share * 100, "%", t.where()});

@@ -98,6 +98,22 @@ TEST(Rules, NonGpuBottleneckNeedsMeasuredEvidence) {
   EXPECT_EQ(format_path(f->path), "Non-GPU bottlenecks → Batch size → GPU utilization → Energy");
   EXPECT_NE(f->summary.find("measured GPU utilization 35%"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("host CPU busy 98%"), std::string::npos);
+  EXPECT_NE(f->summary.find("Host-bound"), std::string::npos) << f->summary;  // both triggers hold here
+  // Host-bound: a saturated host thread and kernels idle much of the time, even while a larger batch
+  // still lowers energy per token (the flat-batch evidence is absent).
+  d.rows[1].llm->energy_per_token_joules = 0.1;
+  const auto fs_host = diagnose_record(d.rows[0], rows);
+  const auto* h = find(fs_host, "non_gpu_bottleneck");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(h->summary.find("Host-bound: the host thread is saturated (>= 90% busy) while kernels run 35% of the time"),
+            std::string::npos)
+      << h->summary;
+  d.rows[0].measured.gpu_utilization = 0.74;  // kernels run most of the time: not host-bound
+  EXPECT_EQ(find(diagnose_record(d.rows[0], rows), "non_gpu_bottleneck"), nullptr);
+  d.rows[0].measured.gpu_utilization = 0.35;
+  d.rows[0].measured.cpu_utilization = 0.50;  // host not saturated
+  EXPECT_EQ(find(diagnose_record(d.rows[0], rows), "non_gpu_bottleneck"), nullptr);
+  d.rows[0].measured.cpu_utilization = 0.98;
   // Measured SM activity makes "underutilized" fire even when power alone would not.
   d.rows[1].llm->energy_per_token_joules = 0.1;
   d.rows[0].avg_power_watts = 680;  // 97% of TDP

@@ -49,6 +49,7 @@ struct RuleThresholds {
   double low_sm_activity = 0.60;       // measured GPM SM activity below this
   double low_gpu_utilization = 0.60;   // measured NVML utilization below this
   double held_batch = 0.85;            // B_eff / B below this: the server never held the batch
+  double host_busy = 0.90;             // host CPU busy share at or above this: the host thread is saturated
   double kv_full = 0.90;               // measured KV-cache use at or above this
   double volume_ratio = 1.5;           // compute-volume terms this far from the task's median
   double overhead = 0.05;              // more GPUs raise energy per unit by at least this
