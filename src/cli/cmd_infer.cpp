@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "device_options.h"
+#include "store_flusher.h"
 #include "wattlab/core/error.h"
 #include "wattlab/infer/bench_result.h"
 #include "wattlab/infer/client.h"
@@ -207,16 +208,7 @@ int serve_bench(const ServeBenchOptions& o, Io& io) {
   meter.start();
   if (!meter.wait_first_reads(std::chrono::seconds(10)))
     io.err << "wattlab infer serve-bench: warning: some sensors have not answered within 10 s\n";
-  std::atomic<bool> done{false};
-  std::thread flusher([&] {
-    std::vector<TimedReading> batch;
-    while (!done.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      batch.clear();
-      meter.drain_readings(batch);
-      if (!batch.empty()) store->append_readings(*run_id, batch);
-    }
-  });
+  StoreFlusher flusher(meter, *store, *run_id);
 
   infer::BenchResult r;
   r.simulated = info.simulated;
@@ -268,11 +260,7 @@ int serve_bench(const ServeBenchOptions& o, Io& io) {
   r.tokens = infer::reconcile_tokens(r.succeeded);
   WindowResult whole_result = meter.wait_result(whole, std::chrono::seconds(5));
   meter.stop();
-  done.store(true);
-  flusher.join();
-  std::vector<TimedReading> rest;
-  meter.drain_readings(rest);
-  if (!rest.empty()) store->append_readings(*run_id, rest);
+  flusher.finish();
   store->append_events(*run_id, meter.events());
 
   whole_result.labels["phase"] = "whole";  // diagnose uses steady windows only

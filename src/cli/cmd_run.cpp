@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "device_options.h"
 #include "run_summary.h"
+#include "store_flusher.h"
 #include "wattlab/meter/marks.h"
 #include "wattlab/meter/meter.h"
 #include "wattlab/store/run_json.h"
@@ -143,17 +144,8 @@ int run_command(const RunOptions& o, Io& io) {
   if (!meter.wait_first_reads(std::chrono::seconds(10)))
     io.err << "wattlab run: warning: some sensors have not answered within 10 s; the command starts anyway\n";
 
-  // The flusher: readings reach the database every 500 ms, so a killed run keeps what it measured.
-  std::atomic<bool> done{false};
-  std::thread flusher([&] {
-    std::vector<TimedReading> batch;
-    while (!done.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      batch.clear();
-      meter.drain_readings(batch);
-      if (!batch.empty()) store->append_readings(*run_id, batch);
-    }
-  });
+  // Readings reach the database every 500 ms, so a killed run keeps what it measured.
+  StoreFlusher flusher(meter, *store, *run_id);
 
   std::vector<std::string> env_strings = child_environment(channel.get());
   std::vector<char*> envp;
@@ -200,12 +192,8 @@ int run_command(const RunOptions& o, Io& io) {
   }
   meter.stop();
   const int64_t span_ns = MonotonicClock::instance().now_ns() - span0_ns;
-  done.store(true);
-  flusher.join();
+  flusher.finish();
   const auto cost_tags = cpu_cost_tags(meter.sampler_cpu_ns(), process_cpu_ns() - cpu0_ns, span_ns);
-  std::vector<TimedReading> rest;
-  meter.drain_readings(rest);
-  if (!rest.empty()) store->append_readings(*run_id, rest);
   const auto events = meter.events();
   store->append_events(*run_id, events);
   store->add_window(*run_id, result);

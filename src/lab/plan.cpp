@@ -1,5 +1,7 @@
 #include "wattlab/lab/plan.h"
 
+#include "wattlab/core/splitmix.h"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -8,19 +10,12 @@
 namespace wattlab::lab {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Fisher-Yates with our own generator: the same order on every standard library.
 template <class T>
 void seeded_shuffle(std::vector<T>& v, uint64_t seed) {
-  uint64_t state = mix(seed);
+  uint64_t state = splitmix64(seed);
   for (std::size_t i = v.size(); i > 1; --i) {
-    state = mix(state);
+    state = splitmix64(state);
     const std::size_t j = static_cast<std::size_t>(state % i);
     std::swap(v[i - 1], v[j]);
   }
@@ -166,7 +161,7 @@ Result<SweepPlan> make_plan(const PlanRequest& req) {
         }
       }
       if (pts.empty()) continue;
-      seeded_shuffle(pts, mix(req.order_seed) ^ (seed * 7919ULL + bi + 1));
+      seeded_shuffle(pts, splitmix64(req.order_seed) ^ (seed * 7919ULL + bi + 1));
       SweepValue rv;
       if (b.control) {
         rv.value = "idle";

@@ -1,5 +1,7 @@
 #include "sim_gpu.h"
 
+#include "wattlab/core/splitmix.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,13 +11,6 @@
 namespace wattlab::sim {
 namespace {
 
-// splitmix64: a cheap, well-mixed hash that makes noise a pure function of (seed, kind, index).
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 double unit_uniform(uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
 // H200 read costs (shared/docs/sensors.md, section 1).
@@ -76,10 +71,10 @@ SimGpu::SimGpu(SimConfig config, Clock& clock)
   const SensorModel model = make_model(config_);
   for (int i = 0; i < config_.gpus; ++i) {
     Board b;
-    b.seed = mix(config_.seed * 1000003ULL + static_cast<uint64_t>(i));
-    b.gain = 1.0 + (std::isnan(config_.gain_error) ? (unit_uniform(mix(b.seed ^ 1)) * 0.06 - 0.03) : config_.gain_error);
-    b.phase_ns = static_cast<int64_t>(unit_uniform(mix(b.seed ^ 2)) * static_cast<double>(config_.update_period_ns));
-    b.sample_phase_ns = static_cast<int64_t>(unit_uniform(mix(b.seed ^ 3)) * static_cast<double>(config_.sample_spacing_ns));
+    b.seed = splitmix64(config_.seed * 1000003ULL + static_cast<uint64_t>(i));
+    b.gain = 1.0 + (std::isnan(config_.gain_error) ? (unit_uniform(splitmix64(b.seed ^ 1)) * 0.06 - 0.03) : config_.gain_error);
+    b.phase_ns = static_cast<int64_t>(unit_uniform(splitmix64(b.seed ^ 2)) * static_cast<double>(config_.update_period_ns));
+    b.sample_phase_ns = static_cast<int64_t>(unit_uniform(splitmix64(b.seed ^ 3)) * static_cast<double>(config_.sample_spacing_ns));
     boards_.push_back(b);
     Domain d;
     d.id = "gpu:" + std::to_string(i);
@@ -179,11 +174,11 @@ double SimGpu::mean_power(const Board& b, int64_t a_ns, int64_t b_ns) const {
 double SimGpu::noise(const Board& b, ReadingKind kind, int64_t k) const {
   if (config_.noise_w <= 0) return 0;
   // Sum of four uniforms: close enough to a normal, and bounded.
-  uint64_t h = mix(b.seed ^ (static_cast<uint64_t>(kind) << 56) ^ static_cast<uint64_t>(k));
+  uint64_t h = splitmix64(b.seed ^ (static_cast<uint64_t>(kind) << 56) ^ static_cast<uint64_t>(k));
   double s = 0;
   for (int i = 0; i < 4; ++i) {
     s += unit_uniform(h) - 0.5;
-    h = mix(h);
+    h = splitmix64(h);
   }
   return s * std::sqrt(3.0) * config_.noise_w;  // variance of the sum is 4/12
 }
