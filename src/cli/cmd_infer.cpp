@@ -108,8 +108,8 @@ void print_summary(std::ostream& out, const infer::BenchResult& r) {
   if (!s.window.found) {
     out << "  steady state: none (" << s.window.reason << ")\n";
   } else {
-    out << fmt::format("  steady state (B-th first token to (N-B-1)-th finish, N={}, B={}): {} s (client timestamps, "
-                       "±1 us)\n",
+    out << fmt::format("  steady state (B-th first token to (N-B-1)-th finish, N={}, B={}): {} s (edges are client-side "
+                       "arrival times of stream chunks; the lag behind the server is not included)\n",
                        s.window.n_requests, s.window.batch_cap, num(s.window.dur_s()));
     out << fmt::format("    tokens in window {} (exact count), requests active {}, finished {}; throughput {} tok/s\n",
                        s.tokens, s.requests_active, s.requests_finished, num(s.throughput_tok_s));
