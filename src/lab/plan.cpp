@@ -40,8 +40,9 @@ Result<int64_t> parse_dim(std::string_view t, std::string_view whole) {
 }
 
 std::string describe(const GemmSpec& s, const std::string& engine_label) {
-  return fmt::format("{}|{}x{}x{}|{}|{}|{}|{}|{}|{}|{}", engine_label, s.m, s.n, s.k, s.recipe_a, s.recipe_b, s.seed,
-                     static_cast<int>(s.control), s.rest_bytes, s.fill_byte, s.toggle_bits);
+  return fmt::format("{}|{}x{}x{}|{}|{}|{}|{}|{}|{}|{}{}", engine_label, s.m, s.n, s.k, s.recipe_a, s.recipe_b, s.seed,
+                     static_cast<int>(s.control), s.rest_bytes, s.fill_byte, s.toggle_bits,
+                     s.hold_context ? "" : "|nocontext");
 }
 
 GemmSpec make_spec(const SweepValue& v, Engine e, const Shape& sh, uint64_t seed) {
@@ -57,6 +58,7 @@ GemmSpec make_spec(const SweepValue& v, Engine e, const Shape& sh, uint64_t seed
   s.rest_bytes = v.rest_bytes;
   s.fill_byte = v.fill_byte;
   s.toggle_bits = v.toggle_bits;
+  s.hold_context = v.hold_context;
   return s;
 }
 

@@ -54,7 +54,10 @@ Result<ExperimentSweep> study_sweep(std::string_view experiment, Engine engine, 
         v.toggle_bits = static_cast<int>(std::lround(p.value));
         v.rest_bytes = req.control_bytes;
         break;
-      case SweepKind::idle: v.control = Control::idle; break;
+      case SweepKind::idle:
+        v.control = Control::idle;
+        v.hold_context = p.value != 0;
+        break;
     }
     out.values.push_back(std::move(v));
   }

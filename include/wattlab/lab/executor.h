@@ -29,6 +29,7 @@ struct GemmSpec {
   uint64_t rest_bytes = 0;
   int fill_byte = 0;
   int toggle_bits = 0;
+  bool hold_context = true;  // X3: false measures idle after this process released its CUDA context
   Engine engine = Engine::bf16;
   int64_t m = 0, n = 0, k = 0;
   std::string recipe_a, recipe_b;

@@ -29,6 +29,7 @@ struct SweepValue {
   uint64_t rest_bytes = 0;
   int fill_byte = 0;
   int toggle_bits = 0;
+  bool hold_context = true;  // X3 "without": the process holds no CUDA context
 };
 struct ExperimentSweep {
   std::string id;     // "E3", "X1"
