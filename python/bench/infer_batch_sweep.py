@@ -158,6 +158,25 @@ def batches_that_fit(cfg, torch, prompt_len, new_tokens, max_batch):
     return out
 
 
+def count_compiled_calls(model):
+    """Wraps transformers' get_compiled_call so every generate() that takes the compiled decode step
+    is counted; compiled_uses() reads the count (None where this transformers has no such hook)."""
+    orig = getattr(model, "get_compiled_call", None)
+    if orig is None or getattr(model, "_wattlab_compiled_uses", None) is not None:
+        return
+    model._wattlab_compiled_uses = 0
+
+    def counting(*a, **k):
+        model._wattlab_compiled_uses += 1
+        return orig(*a, **k)
+
+    model.get_compiled_call = counting
+
+
+def compiled_uses(model):
+    return getattr(model, "_wattlab_compiled_uses", None)
+
+
 def make_generate(model, cfg, torch, transformers, path, prompt_len, new_tokens):
     kw = dict(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)
     if path == "compiled":
@@ -211,9 +230,7 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
                 one_s = time.monotonic() - t1
             warm_s = time.monotonic() - t0
             last_b, last_warm, last_one, done = b, warm_s, one_s, done + 1
-            # generate compiles its decode step only when it judges the model and cache fit for it:
-            # say whether it did, so a "compiled" window that ran eagerly is not taken for one.
-            compiled = getattr(model, "_compiled_call", None) is not None
+            uses0 = compiled_uses(model)
             reps = max(1, math.ceil(args.min_window_s / max(one_s, 1e-3)))
             if time.monotonic() + reps * one_s > deadline:
                 reps = max(1, int((deadline - time.monotonic() - 2) / max(one_s, 1e-3)))
@@ -222,7 +239,7 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
             gaps = []
             c0 = cpu_s()
             marks.open(name, batch=b, path=path, task=task, phase="steady", new_tokens=args.new_tokens,
-                       prompt_len=args.prompt_len, decode_compiled="yes" if compiled else "no")
+                       prompt_len=args.prompt_len)
             w0 = time.monotonic()
             tokens = 0
             for _ in range(reps):
@@ -238,7 +255,15 @@ def sweep_path(args, spec, model, cfg, n_params, torch, transformers, path, batc
                           "p90_itl_ms": f"{gaps[int(0.9 * (len(gaps) - 1))]:.4f}",
                           "p99_itl_ms": f"{gaps[int(0.99 * (len(gaps) - 1))]:.4f}"}
                 marks.tag(name, **labels)
+            # Whether generate took its compiled decode step inside this window (counted, not guessed
+            # from a cached attribute that an earlier compiled window left on the model).
+            uses1 = compiled_uses(model)
+            compiled = None if uses1 is None else uses1 > uses0
+            marks.tag(name, decode_compiled={None: "unknown", True: "yes", False: "no"}[compiled])
             marks.close(name, tokens=tokens, requests=b * reps, host_cpu_s=host)
+            if path == "generate" and compiled:
+                log(f"generate batch {b}: WARNING the plain path ran the compiled decode step; window kept, "
+                    "labelled decode_compiled=yes")
             r = {"path": path, "batch": b, "reps": reps, "dur_s": dur, "tokens": tokens,
                  "tokens_per_s": tokens / dur, "host_cpu_cores": host / dur, "warmup_s": warm_s,
                  "decode_compiled": compiled, **labels}
@@ -294,6 +319,7 @@ def main():
     marks.open("build")
     model, cfg, n_params = build_model(spec, torch, transformers)
     check_finite(model, cfg, torch)
+    count_compiled_calls(model)
     marks.close("build")
     fit = batches_that_fit(cfg, torch, args.prompt_len, args.new_tokens, args.max_batch)
     paths = [p for p in args.paths.split(",") if p]
