@@ -9,7 +9,9 @@
 #   (device) run(command="bash scripts/device/infer_h200.sh", carry=["build/release"], timeout_s=600)
 # Outputs (packed into $OUT/infer.tgz): infer.db (the store), llama8b.json / mixtral.json (runs), *.results.json
 # (per-window detail from the script), *.log, diagnose-*.txt, summary.md.
-# Knobs (environment): WATTLAB, LLAMA_BUDGET_S, MOE_BUDGET_S, MOE_PATHS, NEW_TOKENS, MOE_NEW_TOKENS.
+# Knobs (environment): WATTLAB, LLAMA_BUDGET_S, MOE_BUDGET_S (0: no MoE run), MOE_PATHS, NEW_TOKENS,
+# MOE_NEW_TOKENS, LLAMA_PATHS, LLAMA_ORDER (batch visit order), SEED_DB (an earlier infer.db that the
+# new runs are added to, so that diagnose sees both).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # The device tool returns at most 8 files: everything is written to a work folder and packed into
@@ -25,7 +27,10 @@ MOE_BUDGET_S="${MOE_BUDGET_S:-150}"
 MOE_PATHS="${MOE_PATHS:-generate}"   # compiling the MoE's data-dependent routing costs more than the budget
 NEW_TOKENS="${NEW_TOKENS:-64}"
 MOE_NEW_TOKENS="${MOE_NEW_TOKENS:-32}"
+LLAMA_PATHS="${LLAMA_PATHS:-generate,compiled}"
+LLAMA_ORDER="${LLAMA_ORDER:-1,64,512,8,256,16,128,32,4,2}"
 DB="$OUT/infer.db"
+if [[ -n "${SEED_DB:-}" ]]; then cp "$SEED_DB" "$DB"; fi
 SWEEP=python/bench/infer_batch_sweep.py
 
 if [[ ! -x "$WATTLAB" ]]; then
@@ -51,17 +56,19 @@ export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 export TORCHINDUCTOR_CACHE_DIR=/tmp/wattlab-inductor-cache
 
 "$WATTLAB" run --device "$DEVICE" --marks --db "$DB" --json "$OUT/llama8b.json" -- \
-  python3 "$SWEEP" --model llama8b --paths generate,compiled --new-tokens "$NEW_TOKENS" \
+  python3 "$SWEEP" --model llama8b --paths "$LLAMA_PATHS" --order "$LLAMA_ORDER" --new-tokens "$NEW_TOKENS" \
   --budget-s "$LLAMA_BUDGET_S" --results "$OUT/llama8b.results.json" 2>&1 | tee "$OUT/llama8b.log"
 echo "llama8b: exit ${PIPESTATUS[0]}"
 
-"$WATTLAB" run --device "$DEVICE" --marks --db "$DB" --json "$OUT/mixtral.json" -- \
-  python3 "$SWEEP" --model mixtral --paths "$MOE_PATHS" --new-tokens "$MOE_NEW_TOKENS" --max-batch 256 \
-  --budget-s "$MOE_BUDGET_S" --results "$OUT/mixtral.results.json" 2>&1 | tee "$OUT/mixtral.log"
-echo "mixtral: exit ${PIPESTATUS[0]}"
+if [[ "$MOE_BUDGET_S" != 0 ]]; then
+  "$WATTLAB" run --device "$DEVICE" --marks --db "$DB" --json "$OUT/mixtral.json" -- \
+    python3 "$SWEEP" --model mixtral --paths "$MOE_PATHS" --new-tokens "$MOE_NEW_TOKENS" --max-batch 256 \
+    --budget-s "$MOE_BUDGET_S" --results "$OUT/mixtral.results.json" 2>&1 | tee "$OUT/mixtral.log"
+  echo "mixtral: exit ${PIPESTATUS[0]}"
+fi
 
 echo "== summary"
-python3 python/bench/infer_summary.py "$OUT/llama8b.json" "$OUT/mixtral.json" --markdown | tee "$OUT/summary.md"
+python3 python/bench/infer_summary.py "$OUT/llama8b.json" $([[ -f "$OUT/mixtral.json" ]] && echo "$OUT/mixtral.json") --markdown | tee "$OUT/summary.md"
 
 echo "== wattlab diagnose"
 "$WATTLAB" diagnose min-energy --data "$DB" 2>&1 | tee "$OUT/diagnose-min-energy.txt"
