@@ -138,11 +138,11 @@ void print_plan_summary(std::ostream& out, const PlanFacts& f) {
 
 void print_plan_table(std::ostream& out, const lab::SweepPlan& plan, const std::set<int>& done) {
   out << fmt::format("{:>6}  {:<11} {:<18} {:>5}  {:<4} {:<10} {:<26} {}\n", "index", "engine", "shape", "seed", "exp",
-                     "state", "param=value", "recipe A | recipe B");
+                     "state", "param=value", "recipes");
   for (const auto& p : plan.points) {
     std::string recipes;
     switch (p.spec.control) {
-      case lab::Control::none: recipes = p.spec.recipe_a + " | " + p.spec.recipe_b; break;
+      case lab::Control::none: recipes = "A: " + p.spec.recipe_a + "   B: " + p.spec.recipe_b; break;
       case lab::Control::idle: recipes = "(idle: no kernel)"; break;
       case lab::Control::rest: recipes = fmt::format("(buffer of {} B at rest, byte 0x{:02X})", p.spec.rest_bytes, p.spec.fill_byte); break;
       case lab::Control::toggle: recipes = fmt::format("(toggle kernel over {} B, {} bits)", p.spec.rest_bytes, p.spec.toggle_bits); break;
