@@ -22,6 +22,7 @@ int run(std::span<const std::string_view> args, Io& io) {
   register_serve(app, action);
   register_monitor(app, action);
   register_infer(app, action);
+  register_gemm(app, action);
 
   // CLI11 wants argv order reversed for its vector overload.
   std::vector<std::string> rev(args.rbegin(), args.rend());

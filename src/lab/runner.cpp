@@ -51,7 +51,8 @@ std::map<std::string, std::string> point_labels(const SweepPlan& plan, const Pla
 
 Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedPoint>& points, GemmExecutor& exec,
                                Store& store, RunId run, const ProtocolOptions& opt, Progress* progress,
-                               const std::atomic<bool>* stop, std::size_t max_points) {
+                               const std::atomic<bool>* stop, std::size_t max_points,
+                               const std::function<bool()>& stop_before_next) {
   SweepOutcome out;
   std::optional<std::pair<PendingPoint, const PlannedPoint*>> pending;
   auto flush = [&]() -> Status {
@@ -66,7 +67,8 @@ Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedP
     return {};
   };
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if ((stop && stop->load()) || (max_points > 0 && out.measured >= max_points)) {
+    if ((stop && stop->load()) || (max_points > 0 && out.measured >= max_points) ||
+        (stop_before_next && stop_before_next())) {
       out.stopped = true;
       break;
     }

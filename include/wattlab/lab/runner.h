@@ -3,6 +3,7 @@
 // store already holds under the same sweep id.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <iosfwd>
 #include <set>
 
@@ -29,9 +30,11 @@ struct SweepOutcome {
 };
 
 // Measures `points` (already without the completed ones) with `exec` into `run` of `store`.
-// Stops between points when *stop becomes true or after max_points (0: no limit).
+// Stops between points when *stop becomes true, after max_points (0: no limit), or when
+// `stop_before_next` (asked before each point, e.g. a time budget) returns true.
 Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedPoint>& points, GemmExecutor& exec,
                                Store& store, RunId run, const ProtocolOptions& opt, Progress* progress,
-                               const std::atomic<bool>* stop = nullptr, std::size_t max_points = 0);
+                               const std::atomic<bool>* stop = nullptr, std::size_t max_points = 0,
+                               const std::function<bool()>& stop_before_next = {});
 
 }  // namespace wattlab::lab

@@ -1,0 +1,154 @@
+// wattlab gemm run: one GEMM point (engine, shape, recipes, seed) measured with the point protocol
+// and stored as a run with one gemm_point window (docs/gemm-cli.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "gemm_commands.h"
+#include "gemm_executor.h"
+#include "gemm_options.h"
+#include "gemm_print.h"
+#include "gemm_store.h"
+#include "wattlab/lab/runner.h"
+#include "wattlab/store/run_json.h"
+
+namespace wattlab::cli {
+namespace {
+
+struct GemmRunOptions {
+  GemmDeviceOptions dev;
+  GemmProtocolFlags proto;
+  std::string engine = "bf16";
+  std::string shape = "8192";
+  std::string recipe_a, recipe_b;
+  uint64_t seed = 1;
+  std::string db = "wattlab.db";
+  std::string json;
+  bool engine_given = false, shape_given = false;
+};
+
+std::vector<std::string> command_line(const GemmRunOptions& o, const lab::GemmSpec& s) {
+  std::vector<std::string> c{"wattlab", "gemm", "run", "--device", o.dev.device, "--engine",
+                             std::string(lab::to_string(s.engine)), "--shape", fmt::format("{}x{}x{}", s.m, s.n, s.k),
+                             "--recipe-a", s.recipe_a, "--recipe-b", s.recipe_b, "--seed", std::to_string(s.seed),
+                             "--window-s", fmt::format("{}", o.proto.window_s)};
+  if (o.proto.fidelity) c.push_back("--fidelity");
+  return c;
+}
+
+int run_gemm_point(GemmRunOptions o, Io& io) {
+  if (o.proto.fidelity) {
+    if (!o.engine_given) o.engine = "fp16acc16";
+    if (o.shape_given && o.shape != "2048" && o.shape != "2048x2048x2048")
+      throw UsageError(fmt::format("--shape {}: --fidelity runs the original's 2048^3 only; leave --shape out", o.shape));
+    o.shape = "2048";
+  }
+  const lab::Engine engine = usage_or_value(lab::parse_engine(o.engine), "--engine");
+  const lab::Shape shape = usage_or_value(lab::parse_shape(o.shape), "--shape");
+  check_shape(engine, shape);
+  const lab::SweepValue ref = usage_or_value(lab::reference_value(engine), "reference recipe");
+  if (o.recipe_a.empty()) o.recipe_a = ref.recipe_a;
+  if (o.recipe_b.empty()) o.recipe_b = ref.recipe_b;
+  check_recipe(o.recipe_a, true, engine, shape);
+  check_recipe(o.recipe_b, false, engine, shape);
+
+  lab::SweepPlan plan;
+  lab::PlannedPoint p;
+  p.spec.engine = engine;
+  p.spec.m = shape.m;
+  p.spec.n = shape.n;
+  p.spec.k = shape.k;
+  p.spec.recipe_a = o.recipe_a;
+  p.spec.recipe_b = o.recipe_b;
+  p.spec.seed = o.seed;
+  p.spec.fidelity = o.proto.fidelity;
+  p.experiment = "run";
+  p.reference = o.recipe_a == ref.recipe_a && o.recipe_b == ref.recipe_b;
+  p.param = "recipe";
+  p.param_value = p.reference ? "baseline" : "custom";
+  p.engine_label = std::string(lab::to_string(engine));
+  plan.points.push_back(p);
+  const lab::ProtocolOptions protocol = protocol_options(o.proto);
+
+  auto gpu = try_gpu_executor(o.dev);
+  if (!gpu) {
+    io.err << "wattlab gemm run: " << gpu.error().message() << "\n";
+    return kExitFailure;
+  }
+  std::unique_ptr<lab::GemmExecutor> exec = std::move(gpu->exec);
+  if (!exec) exec = usage_or_value(make_sim(o.dev, {p.spec}, protocol), "SIMULATED executor");
+  io.out << executor_header(*exec) << "\n";
+  if (!gpu->fallback_note.empty()) io.out << "  (" << gpu->fallback_note << ")\n";
+  io.out << std::flush;
+
+  auto store = Store::open(o.db);
+  if (!store) {
+    io.err << "wattlab: " << store.error().message() << "\n";
+    return kExitFailure;
+  }
+  auto run = GemmRun::begin(*store, *exec, o.dev.device, command_line(o, p.spec), {{"gemm.command", "run"}});
+  if (!run) {
+    io.err << "wattlab: " << run.error().message() << "\n";
+    return kExitFailure;
+  }
+  // A single point is a sweep of its own: its id names the run.
+  plan.sweep_id = fmt::format("run-{}", (*run)->id());
+  io.err << fmt::format("measuring {} {}x{}x{} seed {}: warm-up {}, window {} s{}\n", p.engine_label, shape.m, shape.n,
+                        shape.k, o.seed,
+                        protocol.warmup ? fmt::format("{}..{} s", protocol.first_warmup_min_s, protocol.warmup_max_s)
+                                        : std::string("none"),
+                        protocol.window_s, exec->simulated() ? " (SIMULATED time)" : "");
+  auto outcome = lab::run_sweep(plan, plan.points, *exec, *store, (*run)->id(), protocol, nullptr);
+  if (!outcome) {
+    io.err << "wattlab gemm run: " << outcome.error().message() << "\n";
+    (*run)->end(kExitFailure);
+    return outcome.error().kind == ErrorKind::invalid_argument ? kExitUsage : kExitFailure;
+  }
+  auto rec = store->load_run((*run)->id());
+  if (!rec || rec->windows.empty()) {
+    io.err << "wattlab: the point's window is not in the store"
+           << (rec ? std::string() : ": " + rec.error().message()) << "\n";
+    (*run)->end(kExitFailure);
+    return kExitFailure;
+  }
+  const WindowResult& w = rec->windows.back();
+  print_point_result(io.out, w, engine, exec->simulated());
+  const bool failed = accuracy(w, engine, exec->simulated()).verdict == Accuracy::fail;
+  const int rc = failed ? kExitFailure : kExitOk;
+  (*run)->end(rc);
+  if (!o.json.empty()) {
+    auto final_rec = store->load_run((*run)->id());
+    std::ofstream f(o.json);
+    f << run_to_json_string(final_rec ? *final_rec : *rec) << "\n";
+    if (!f) io.err << "wattlab: could not write " << o.json << "\n";
+  }
+  io.out << fmt::format("stored as run {} (one gemm_point window) in {}\n", (*run)->id(), o.db);
+  if (failed) io.err << "wattlab gemm run: the GEMM output failed its accuracy check (stored anyway)\n";
+  return rc;
+}
+
+}  // namespace
+
+void register_gemm_run(CLI::App& gemm, Action& action) {
+  auto o = std::make_shared<GemmRunOptions>();
+  auto* sub = gemm.add_subcommand("run", "Measure one GEMM point: energy per GEMM, power, clock, accuracy");
+  add_gemm_device_options(*sub, o->dev);
+  auto* eng = sub->add_option("--engine", o->engine, "engine: fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, fp8e4m3f32, fp8e5m2, int8")
+                  ->capture_default_str();
+  auto* shp = sub->add_option("--shape", o->shape, "N (N x N x N) or MxNxK")->capture_default_str();
+  sub->add_option("--recipe-a", o->recipe_a, "A's recipe (docs/gemm-inputs.md); default: the engine's reference");
+  sub->add_option("--recipe-b", o->recipe_b, "B's recipe; default: the engine's reference");
+  sub->add_option("--seed", o->seed, "input seed")->capture_default_str();
+  add_gemm_protocol_options(*sub, o->proto, false);
+  sub->add_option("--db", o->db, "SQLite database the run is stored in")->capture_default_str();
+  sub->add_option("--json", o->json, "also write the run as JSON (docs/json-output.md)");
+  sub->callback([o, eng, shp, &action] {
+    o->engine_given = eng->count() > 0;
+    o->shape_given = shp->count() > 0;
+    action = [o](Io& io) { return run_gemm_point(*o, io); };
+  });
+}
+
+}  // namespace wattlab::cli

@@ -1,0 +1,282 @@
+// wattlab gemm sweep / study: a plan of GEMM points (lab::make_plan) measured point by point into
+// the store, resumable under the same sweep id, stoppable between points by a signal, a point
+// count or a time budget (docs/gemm-cli.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+
+#include "gemm_commands.h"
+#include "gemm_executor.h"
+#include "gemm_options.h"
+#include "gemm_print.h"
+#include "gemm_store.h"
+#include "stop_signal.h"
+#include "wattlab/lab/runner.h"
+
+namespace wattlab::cli {
+namespace {
+
+struct GemmSweepOptions {
+  std::string name;  // "sweep" or "study"
+  GemmDeviceOptions dev;
+  GemmProtocolFlags proto;
+  std::string experiments;
+  std::string engines = "bf16";
+  std::string shapes = "8192";
+  std::string seeds = "1";
+  int max_values = 0;
+  int reference_every = 6;
+  std::string db = "wattlab.db";
+  bool dry_run = false;
+  bool no_resume = false;
+  std::size_t max_points = 0;
+  double budget_min = 0;
+  bool engines_given = false, shapes_given = false;
+};
+
+std::vector<std::string> command_line(const GemmSweepOptions& o) {
+  std::vector<std::string> c{"wattlab", "gemm", o.name, "--device", o.dev.device, "--experiment", o.experiments,
+                             "--engines", o.engines, "--shapes", o.shapes, "--seeds", o.seeds,
+                             "--window-s", fmt::format("{}", o.proto.window_s)};
+  if (o.max_values > 0) c.insert(c.end(), {"--max-values", std::to_string(o.max_values)});
+  if (o.proto.fidelity) c.push_back("--fidelity");
+  return c;
+}
+
+// What defines the measurement besides the points: a different protocol or executor kind is a
+// different sweep, so a SIMULATED sweep never resumes a GPU one (and the other way round).
+std::string id_salt(const GemmSweepOptions& o, const std::string& executor_kind) {
+  return fmt::format("window={} warmup={} first={} max={} drift={} fidelity={} executor={}", o.proto.window_s,
+                     o.proto.warmup_min_s, o.proto.first_warmup_min_s, o.proto.warmup_max_s, o.proto.max_drift_c,
+                     o.proto.fidelity ? 1 : 0, executor_kind);
+}
+
+lab::PlanRequest plan_request(GemmSweepOptions& o) {
+  if (o.proto.fidelity) {
+    if (!o.engines_given) o.engines = "fp16acc16";
+    if (o.shapes_given && o.shapes != "2048" && o.shapes != "2048x2048x2048")
+      throw UsageError(fmt::format("--shapes {}: --fidelity runs the original's 2048^3 only; leave --shapes out", o.shapes));
+    o.shapes = "2048";
+  }
+  lab::PlanRequest r;
+  r.experiments = parse_experiments(o.experiments);
+  r.engines = parse_engines(o.engines);
+  r.shapes = parse_shapes(o.shapes);
+  r.seeds = parse_seeds(o.seeds);
+  r.max_values = o.max_values;
+  r.reference_every = o.reference_every;
+  for (lab::Engine e : r.engines)
+    for (const auto& s : r.shapes) check_shape(e, s);
+  return r;
+}
+
+// Points already stored under the sweep id; a dry run only reads a store that exists.
+Result<std::set<int>> stored_points(const std::string& db, const std::string& sweep_id) {
+  if (!std::filesystem::exists(db)) return std::set<int>{};
+  auto store = Store::open(db, OpenMode::read_only);
+  if (!store) return store.error();
+  return lab::completed_points(*store, sweep_id);
+}
+
+int run_sweep_command(GemmSweepOptions o, Io& io) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  lab::PlanRequest req = plan_request(o);
+  const lab::ProtocolOptions protocol = protocol_options(o.proto);
+  const lab::TimeModel model = time_model(o.proto);
+
+  // The GPU executor first: whether it opens decides the executor kind, which is part of the id.
+  GpuAttempt gpu;
+  if (!o.dry_run) {
+    auto g = try_gpu_executor(o.dev);
+    if (!g) {
+      io.err << "wattlab gemm " << o.name << ": " << g.error().message() << "\n";
+      return kExitFailure;
+    }
+    gpu = std::move(*g);
+  }
+  const std::string kind = o.dry_run ? expected_executor_kind(o.dev) : gpu.exec ? "gpu" : "sim";
+  req.id_salt = id_salt(o, kind);
+  lab::SweepPlan plan = usage_or_value(lab::make_plan(req), "plan");
+  for (auto& p : plan.points) p.spec.fidelity = o.proto.fidelity;
+
+  if (o.dry_run) {
+    std::set<int> done;
+    if (!o.no_resume) {
+      auto d = stored_points(o.db, plan.sweep_id);
+      if (!d) {
+        io.err << "wattlab: " << d.error().message() << "\n";
+        return kExitFailure;
+      }
+      done = std::move(*d);
+    }
+    io.out << fmt::format("dry run: nothing is measured (the executor would be {})\n",
+                          kind == "sim" ? "the SIMULATED one" : "the GPU one");
+    print_plan_summary(io.out, {&plan, &req, done.size(), lab::estimate_plan_s(plan, model, done.size()), model, o.db,
+                                o.proto.fidelity});
+    print_plan_table(io.out, plan, done);
+    return kExitOk;
+  }
+
+  auto store = Store::open(o.db);
+  if (!store) {
+    io.err << "wattlab: " << store.error().message() << "\n";
+    return kExitFailure;
+  }
+  std::set<int> done;
+  if (!o.no_resume) done = usage_or_value(lab::completed_points(*store, plan.sweep_id), "resume");
+  const std::vector<lab::PlannedPoint> rest = lab::remaining_points(plan, done);
+
+  std::unique_ptr<lab::GemmExecutor> exec = std::move(gpu.exec);
+  if (!exec) {
+    std::vector<lab::GemmSpec> planned;
+    for (const auto& p : rest) {
+      if (o.max_points > 0 && planned.size() >= o.max_points) break;
+      planned.push_back(p.spec);
+    }
+    exec = usage_or_value(make_sim(o.dev, std::move(planned), protocol), "SIMULATED executor");
+  }
+  io.out << executor_header(*exec) << "\n";
+  if (!gpu.fallback_note.empty()) io.out << "  (" << gpu.fallback_note << ")\n";
+  const double estimate_s = lab::estimate_plan_s(plan, model, done.size());
+  print_plan_summary(io.out, {&plan, &req, done.size(), estimate_s, model, o.db, o.proto.fidelity});
+  io.out << std::flush;
+  const std::size_t total = plan.points.size();
+  if (rest.empty()) {
+    io.out << fmt::format("nothing to run: all {} points are already in {} (--no-resume measures them again)\n", total,
+                          o.db);
+    return kExitOk;
+  }
+
+  auto run = GemmRun::begin(*store, *exec, o.dev.device, command_line(o),
+                            {{"gemm.command", o.name}, {"gemm.sweep", plan.sweep_id},
+                             {"gemm.plan_points", std::to_string(total)}});
+  if (!run) {
+    io.err << "wattlab: " << run.error().message() << "\n";
+    return kExitFailure;
+  }
+
+  // Stop between points: a signal, or the time budget (the next point, at the mean time of the
+  // points so far, or the model's estimate for the first, would end past it). Time is the
+  // executor's: virtual on the SIMULATED one.
+  StopSignal stop_signal;
+  enum class Why { none, signal, budget } why = Why::none;
+  const double budget_s = o.budget_min * 60;
+  const int64_t exec0_ns = exec->clock().now_ns();
+  auto elapsed_s = [&] {
+    if (exec->simulated()) return static_cast<double>(exec->clock().now_ns() - exec0_ns) * 1e-9;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  };
+  std::size_t asked = 0;
+  double first_point_t_s = 0;
+  auto stop_before_next = [&] {
+    if (stop_signal.requested()) {
+      why = Why::signal;
+      return true;
+    }
+    if (budget_s <= 0) return false;
+    const double now_s = elapsed_s();
+    if (asked == 0) first_point_t_s = now_s;
+    const double next_s = asked == 0 ? model.prepare_s + model.window_s + std::max(model.first_warmup_s, model.warmup_s)
+                                     : (now_s - first_point_t_s) / static_cast<double>(asked);
+    ++asked;
+    if (now_s + next_s > budget_s) {
+      why = Why::budget;
+      return true;
+    }
+    return false;
+  };
+  const double per_point_s = estimate_s / static_cast<double>(rest.size());
+  lab::Progress progress(io.err, lab::Progress::stderr_is_tty(), total, total - rest.size(), per_point_s,
+                         exec->simulated());
+  auto outcome = lab::run_sweep(plan, rest, *exec, *store, (*run)->id(), protocol, &progress, nullptr, o.max_points,
+                                stop_before_next);
+  auto rec = store->load_run((*run)->id());
+  if (rec && !rec->windows.empty()) print_results_table(io.out, rec->windows, exec->simulated());
+  const std::size_t measured = rec ? rec->windows.size() : 0;
+  const std::size_t now_done = total - rest.size() + measured;
+  if (!outcome) {
+    io.err << fmt::format("wattlab gemm {}: {}\n  {} of {} points are stored; run the same command again to resume\n",
+                          o.name, outcome.error().message(), now_done, total);
+    (*run)->end(kExitFailure);
+    return kExitFailure;
+  }
+  const char* again = "run the same command again to resume";
+  int rc = kExitOk;
+  if (!outcome->stopped) {
+    io.out << fmt::format("sweep complete: {} of {} points stored in {} (sweep id {})\n", now_done, total, o.db,
+                          plan.sweep_id);
+  } else if (why == Why::signal) {
+    io.out << fmt::format("stopped by a signal: {} of {} points done; {}\n", now_done, total, again);
+    rc = 130;
+  } else if (why == Why::budget) {
+    io.out << fmt::format("stopped at budget: {} of {} points done; {}\n", now_done, total, again);
+  } else {
+    io.out << fmt::format("stopped after --max-points {}: {} of {} points done; {}\n", o.max_points, now_done, total,
+                          again);
+  }
+  std::size_t failed = 0;
+  if (rec)
+    for (const auto& w : rec->windows)
+      if (auto e = lab::parse_engine(w.labels.count("engine") ? w.labels.at("engine") : "");
+          e && accuracy(w, *e, exec->simulated()).verdict == Accuracy::fail)
+        ++failed;
+  if (failed > 0)
+    io.out << fmt::format("WARNING: {} points failed their accuracy check (stored; see the accuracy column)\n", failed);
+  (*run)->end(rc);
+  io.out << fmt::format("stored as run {} in {}\n", (*run)->id(), o.db);
+  return rc;
+}
+
+void add_sweep_options(CLI::App* sub, const std::shared_ptr<GemmSweepOptions>& o, bool study, Action& action) {
+  add_gemm_device_options(*sub, o->dev);
+  auto* exp = sub->add_option(study ? "--experiments" : "--experiment,--experiments", o->experiments,
+                              "experiments E1..E15 and controls X1..X3, comma-separated, or all");
+  if (study) exp->capture_default_str();
+  else exp->required();
+  auto* eng = sub->add_option("--engines", o->engines, "engines, comma-separated, or all")->capture_default_str();
+  auto* shp = sub->add_option("--shapes", o->shapes, "shapes: N or MxNxK, comma-separated")->capture_default_str();
+  sub->add_option("--seeds", o->seeds, "input seeds, comma-separated")->capture_default_str();
+  sub->add_option("--max-values", o->max_values, "keep at most N values per sweep (ends kept, spread evenly); 0: all")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  sub->add_option("--reference-every", o->reference_every, "a reference point after every N points")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  add_gemm_protocol_options(*sub, o->proto, true);
+  sub->add_option("--db", o->db, "SQLite database the points are stored in")->capture_default_str();
+  sub->add_flag("--dry-run", o->dry_run, "print the plan (summary and every point) and exit");
+  sub->add_flag("--no-resume", o->no_resume, "measure every point again, even those already stored");
+  sub->add_option("--max-points", o->max_points, "stop after this many points (0: no limit)")->capture_default_str();
+  sub->add_option("--budget-min", o->budget_min,
+                  "stop between points before the elapsed time would pass this many minutes (0: no limit)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  sub->callback([o, eng, shp, &action] {
+    o->engines_given = eng->count() > 0;
+    o->shapes_given = shp->count() > 0;
+    action = [o](Io& io) { return run_sweep_command(*o, io); };
+  });
+}
+
+}  // namespace
+
+void register_gemm_sweep(CLI::App& gemm, Action& action) {
+  auto sweep = std::make_shared<GemmSweepOptions>();
+  sweep->name = "sweep";
+  auto* s = gemm.add_subcommand("sweep", "Measure a sweep: experiments x engines x shapes x seeds, resumable");
+  add_sweep_options(s, sweep, false, action);
+
+  auto study = std::make_shared<GemmSweepOptions>();
+  study->name = "study";
+  study->experiments = "all";
+  study->engines = "bf16,fp16,fp16acc16,fp32,fp8e4m3,int8";
+  study->shapes = "2048,8192";
+  study->seeds = "1,2,3";
+  auto* t = gemm.add_subcommand("study", "The H200 grid: every experiment E1-E15 and control X1-X3 (docs/gemm-cli.md)");
+  add_sweep_options(t, study, true, action);
+}
+
+}  // namespace wattlab::cli
