@@ -3,8 +3,16 @@
 // sim device (SIMULATED H200, its read costs spent as CPU time on the sampler thread), so the
 // numbers include contention with the sampler for the meter's lock.
 //
-// BM_OpenClose, BM_ScopedWindow: windows back to back; Google Benchmark's mean per iteration (use
-// --benchmark_repetitions and the _median aggregate).
+// What the target measures is the median cost of one open+close on the caller's thread: that is
+// BM_OpenClosePercentiles' p50_ns, and main() prints PASS or FAIL on it (exit 0 or 1).
+//
+// BM_OpenClose, BM_ScopedWindow: windows back to back; Google Benchmark's mean wall time per
+// iteration. It is a throughput figure, not the target: a loop making windows back to back makes
+// hundreds of thousands a second, and the sampler builds a result for each one under the meter's
+// lock, so the mean includes the caller waiting for that lock (CPU time per iteration stays near
+// the median). Before the meter processed windows incrementally (only windows the newest counter
+// point settles, at most 16 results per lock hold), the sampler rescanned every pending window after
+// every read: 41-54 us per iteration of wall time against 0.3 us p50 on a loaded 2-core host.
 // BM_OpenClosePercentiles/<gap_us>: every open+close timed on its own with two clock reads, windows
 // <gap_us> apart; counters p50_ns, p99_ns, p999_ns, max_ns (the clock-read pair's own cost is in
 // them; clock_pair_ns says how much that is).
@@ -12,6 +20,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +33,8 @@
 namespace {
 
 wattlab::Meter* g_meter = nullptr;
+// p50 of every run of BM_OpenClosePercentiles, by pace (us between windows), for the verdict.
+std::vector<std::pair<int64_t, double>> g_p50_ns;
 
 int64_t now_ns() {
   timespec ts{};
@@ -87,6 +98,7 @@ void BM_OpenClosePercentiles(benchmark::State& state) {
   std::sort(dur_ns.begin(), dur_ns.end());
   std::sort(pair_ns.begin(), pair_ns.end());
   state.counters["p50_ns"] = percentile(dur_ns, 0.50);
+  g_p50_ns.emplace_back(state.range(0), percentile(dur_ns, 0.50));
   state.counters["p99_ns"] = percentile(dur_ns, 0.99);
   state.counters["p999_ns"] = percentile(dur_ns, 0.999);
   state.counters["max_ns"] = dur_ns.empty() ? 0 : static_cast<double>(dur_ns.back());
@@ -124,6 +136,22 @@ int main(int argc, char** argv) {
   std::printf("sampler CPU during the benchmarks: %.3f s over %.3f s wall = %.2f %% of one core\n",
               static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9, wall_s,
               wall_s > 0 ? 100.0 * static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9 / wall_s : 0.0);
+  // The verdict: median over the runs (repetitions) of each pace's p50.
+  bool pass = !g_p50_ns.empty();
+  for (const int64_t pace_us : {0, 100}) {
+    std::vector<double> v;
+    for (const auto& [p, ns] : g_p50_ns)
+      if (p == pace_us) v.push_back(ns);
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double med = v[v.size() / 2];
+    pass = pass && med <= 1000.0;
+    std::printf("open+close p50 (%s, median of %zu run(s)): %.0f ns, target <= 1000 ns: %s\n",
+                pace_us == 0 ? "back to back" : "one window every 100 us", v.size(), med,
+                med <= 1000.0 ? "PASS" : "FAIL");
+  }
+  std::printf("result: %s (open+close median on the caller's thread, target <= 1 us)\n",
+              g_p50_ns.empty() ? "FAIL (BM_OpenClosePercentiles did not run)" : pass ? "PASS" : "FAIL");
   benchmark::Shutdown();
-  return 0;
+  return pass ? 0 : 1;
 }

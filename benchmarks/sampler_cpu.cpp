@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
               static_cast<double>(opt.counter_interval_ns) * 1e-9, static_cast<double>(opt.power_interval_ns) * 1e-9,
               static_cast<double>(opt.samples_interval_ns) * 1e-9,
               static_cast<double>(opt.telemetry_interval_ns) * 1e-9);
+  std::printf("MeterOptions CPU budget: counter <= %.2f %%, each other reading <= %.2f %%, all reads <= %.2f %% of one core; "
+              "violation counters every %.3f s\n",
+              100 * opt.counter_cpu_share, 100 * opt.reading_cpu_share, 100 * opt.sampler_cpu_share,
+              static_cast<double>(opt.violation_interval_ns) * 1e-9);
 
   // The whole life of the sampler is measured, start-up (the counter grid's probing) included.
   int64_t user0_ns = 0, sys0_ns = 0, user1_ns = 0, sys1_ns = 0;
@@ -163,6 +167,10 @@ int main(int argc, char** argv) {
               proc_s, static_cast<double>(user1_ns - user0_ns) * 1e-9, static_cast<double>(sys1_ns - sys0_ns) * 1e-9,
               100.0 * proc_s / wall_s);
   std::printf("readings exported to the flusher queue: %llu\n", static_cast<unsigned long long>(exported));
+  const wattlab::MeterSnapshot snap = meter.snapshot();
+  std::printf("reads put off by the CPU budget: %llu of %llu; time inside reads by the meter's own count: %.4f s\n",
+              static_cast<unsigned long long>(snap.sampler.stretched_reads),
+              static_cast<unsigned long long>(snap.sampler.reads), static_cast<double>(snap.sampler.read_ns) * 1e-9);
 
   std::printf("reads per domain and reading kind over %.3f s:\n", wall_s);
   std::printf("  %-10s %-26s %8s %9s %8s %10s %12s %12s %12s\n", "domain", "kind", "reads", "reads/s", "failed",

@@ -12,16 +12,27 @@ void CounterGrid::add_bracket(int64_t t_before_ns, int64_t t_after_ns) {
   brackets_.push_back({t_before_ns, t_after_ns});
   while (brackets_.size() > 16) brackets_.pop_front();
   const Bracket& last = brackets_.back();
-  // Period from the first and last bracket: their update instants are a whole number of periods
-  // apart. Only refine once they are far enough apart for the estimate to beat the nominal value.
-  const Bracket& first = brackets_.front();
-  const double mid_first = 0.5 * static_cast<double>(first.lo_ns + first.hi_ns);
-  const double mid_last = 0.5 * static_cast<double>(last.lo_ns + last.hi_ns);
-  const double n = std::round((mid_last - mid_first) / static_cast<double>(period_ns_));
-  if (n >= 20) {
-    const double est = (mid_last - mid_first) / n;
-    // Accept periods within 2% of nominal (H200: 100.2 ms median); anything else is noise.
-    if (std::abs(est / static_cast<double>(period_ns_) - 1.0) < 0.02) period_ns_ = static_cast<int64_t>(std::llround(est));
+  // Period from the first and last narrow bracket: their update instants are a whole number of
+  // periods apart. Only narrow brackets (probes: reads back to back) say where the update is; a
+  // check bracket straddles the predicted update, so its midpoint only echoes the prediction (and
+  // its read-time offset), and a period fitted to those midpoints ran away from the true one.
+  const int64_t width = t_after_ns - t_before_ns;
+  if (min_width_ns_ == 0 || width < min_width_ns_) min_width_ns_ = width;
+  if (2 * width <= 3 * min_width_ns_) {
+    narrow_.push_back(last);
+    while (narrow_.size() > 16) narrow_.pop_front();
+  }
+  if (narrow_.size() >= 2) {
+    const Bracket& first = narrow_.front();
+    const Bracket& newest = narrow_.back();
+    const double mid_first = 0.5 * static_cast<double>(first.lo_ns + first.hi_ns);
+    const double mid_last = 0.5 * static_cast<double>(newest.lo_ns + newest.hi_ns);
+    const double n = std::round((mid_last - mid_first) / static_cast<double>(period_ns_));
+    if (n >= 20) {
+      const double est = (mid_last - mid_first) / n;
+      // Accept periods within 2% of nominal (H200: 99.9 ms median); anything else is noise.
+      if (std::abs(est / static_cast<double>(nominal_ns_) - 1.0) < 0.02) period_ns_ = static_cast<int64_t>(std::llround(est));
+    }
   }
   // Phase: intersect every bracket projected onto the newest one's grid instant.
   int64_t lo = last.lo_ns, hi = last.hi_ns;

@@ -12,7 +12,7 @@ namespace wattlab {
 
 class CounterGrid {
  public:
-  explicit CounterGrid(int64_t nominal_period_ns) : period_ns_(nominal_period_ns) {}
+  explicit CounterGrid(int64_t nominal_period_ns) : period_ns_(nominal_period_ns), nominal_ns_(nominal_period_ns) {}
 
   bool locked() const { return have_phase_; }
   int64_t period_ns() const { return period_ns_; }
@@ -22,6 +22,8 @@ class CounterGrid {
   int64_t update_at_or_before(int64_t t_ns) const;
   int64_t next_update_after(int64_t t_ns) const;
   int64_t uncertainty_ns() const { return half_width_ns_; }
+  // The phase is lost (a check bracket saw no update); the narrow brackets stay, so the next probe
+  // can refine the period from them (a period off nominal is what usually loses the phase).
   void unlock() { have_phase_ = false; brackets_.clear(); }
 
  private:
@@ -29,7 +31,10 @@ class CounterGrid {
     int64_t lo_ns, hi_ns;
   };
   std::deque<Bracket> brackets_;
+  std::deque<Bracket> narrow_;  // the narrowest brackets (probes), kept across unlock(), for the period
+  int64_t min_width_ns_ = 0;
   int64_t period_ns_;
+  int64_t nominal_ns_;
   int64_t phase_ns_ = 0;  // one grid instant
   int64_t half_width_ns_ = 0;
   bool have_phase_ = false;

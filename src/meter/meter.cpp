@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <set>
 #include <mutex>
 #include <thread>
 
 #include "counter_grid.h"
 #include "estimate.h"
+#include "read_budget.h"
 #include "timeline.h"
 
 namespace wattlab {
@@ -22,8 +22,13 @@ namespace {
 
 // Reads cheaper than this are taken at plain intervals; dearer counters are read on their grid.
 constexpr int64_t kExpensiveReadNs = 1'000'000;
-// Every Nth read of a grid-tracked counter brackets the update to keep the grid locked.
+// Every Nth read of a grid-tracked counter brackets the update to keep the grid locked (a bracket
+// is a second read: 1.2 reads a second at the default interval). Every 10th was tried: the grid
+// then drifts enough between checks that short windows' uncertainty grows past 3x their error.
 constexpr int kBracketEvery = 5;
+// At most this many window results are built per hold of the meter's lock, so that open() and
+// close() on the callers' threads never wait behind a long batch.
+constexpr std::size_t kFinalPerLock = 16;
 
 struct DomainRef {
   Sensor* sensor = nullptr;
@@ -44,10 +49,17 @@ struct Task {
   int reads_since_bracket = 0;
   double probe_value = 0;
   int64_t probe_t_ns = 0;
-  int64_t last_point_t_ns = INT64_MIN;
-  int64_t value_seen_t_ns = INT64_MIN;  // when the plain path first read the current value  // newest counter point added by the plain (gridless) path
+  int64_t last_point_t_ns = INT64_MIN;  // newest counter point added by the plain (gridless) path
+  int64_t value_seen_t_ns = INT64_MIN;  // when the plain path first read the current value
   bool have_probe = false;
   std::unique_ptr<CounterGrid> tracker;
+  // CPU budget: what a read costs and how often the reading may be read.
+  ReadBudget budget;
+  double reads_per_slot = 1;  // reads per interval (a grid counter's brackets add a read every Nth)
+  bool probe_free = false;    // the grid's first probing, at start-up, is not charged
+  bool pace_next = true;      // the next read is a scheduled one the budget may put off
+  int64_t align_ns = 0;       // a grid counter's next read sits this far from an update
+  int64_t max_gap_ns = 0;     // the sensor model's max safe interval (the sample buffer's depth): the budget stops there
 };
 
 struct WindowRec {
@@ -57,6 +69,8 @@ struct WindowRec {
   int64_t b_ns = -1;  // -1 while open
   std::vector<std::optional<EdgeEstimate>> begin;  // anchored per domain
   std::optional<WindowResult> final_result;
+  bool in_unanchored = false;  // listed in Impl::unanchored_ (begin not anchored for every counter domain)
+  std::multimap<int64_t, WindowId>::iterator unanchored_it;
 };
 
 int64_t thread_cpu_ns() {
@@ -78,6 +92,7 @@ class Meter::Impl {
         domains_.push_back(s->domains()[i]);
       }
     for (const auto& r : refs_) timelines_.emplace_back(r.domain, opt_.timeline_capacity);
+    for (const auto& tl : timelines_) any_counter_ |= tl.has_counter();
     states_.resize(refs_.size());
     live_.resize(refs_.size());
     accum_.resize(refs_.size());
@@ -86,6 +101,8 @@ class Meter::Impl {
     const int64_t now = clock_.now_ns();
     for (uint32_t d = 0; d < refs_.size(); ++d)
       for (const auto& m : refs_[d].domain.model.readings) tasks_.push_back(make_task(d, m, now));
+    update_budget_scale(now);
+    update_end_timeout(now);
   }
 
   Task make_task(uint32_t d, const ReadingModel& m, int64_t now) {
@@ -106,15 +123,106 @@ class Meter::Impl {
       case ReadingKind::power_instant_w:
       case ReadingKind::power_average_w: t.interval_ns = opt_.power_interval_ns; break;
       case ReadingKind::power_sample_w: t.interval_ns = opt_.samples_interval_ns; break;
+      case ReadingKind::power_violation_ns:
+      case ReadingKind::thermal_violation_ns: t.interval_ns = opt_.violation_interval_ns; break;
       default: t.interval_ns = opt_.telemetry_interval_ns; break;
     }
     if (m.max_safe_interval_ns > 0) t.interval_ns = std::min(t.interval_ns, m.max_safe_interval_ns);
     t.interval_ns = std::max<int64_t>(t.interval_ns, 1'000'000);
+    const double share = m.kind == ReadingKind::energy_counter_j ? opt_.counter_cpu_share : opt_.reading_cpu_share;
+    t.budget = ReadBudget(share > 0 ? share : 0, m.read_cost_ns, now);
+    t.reads_per_slot = t.grid ? 1.0 + 1.0 / kBracketEvery : 1.0;
+    t.probe_free = t.grid;
+    t.max_gap_ns = m.max_safe_interval_ns;
     return t;
   }
 
-  // One sampler step: run the earliest due task. Returns the time of the next due task.
+  // The interval the budget allows a task in the long run: its configured one, or longer when its
+  // reads cost more than its share (ns).
+  static int64_t expected_interval_ns(const Task& t) {
+    const double r = t.budget.rate();
+    if (r <= 0) return t.interval_ns;
+    int64_t i = std::max<int64_t>(t.interval_ns, static_cast<int64_t>(t.budget.cost_ns() * t.reads_per_slot / r));
+    if (t.max_gap_ns > 0) i = std::min(i, std::max(t.interval_ns, t.max_gap_ns));
+    return i;
+  }
+
+  // When the shares the readings use add up to more than the sampler's total, scale them down:
+  // telemetry first (it describes the energy; the energy readings measure it), down to a fifth of
+  // the total, then the energy readings alike.
+  static bool is_energy_reading(ReadingKind k) {
+    return k == ReadingKind::energy_counter_j || k == ReadingKind::power_sample_w ||
+           k == ReadingKind::power_instant_w || k == ReadingKind::power_average_w;
+  }
+  static double share_in_use(const Task& t) {
+    return std::min(t.budget.share(), t.budget.cost_ns() * t.reads_per_slot / static_cast<double>(t.interval_ns));
+  }
+  void update_budget_scale(int64_t now) {
+    double use_energy = 0, use_tel = 0;
+    for (const Task& t : tasks_)
+      if (t.next_ns != INT64_MAX && t.budget.share() > 0) (is_energy_reading(t.kind) ? use_energy : use_tel) += share_in_use(t);
+    const double total = opt_.sampler_cpu_share;
+    double f_tel = 1.0, f_energy = 1.0;
+    if (total > 0 && use_energy + use_tel > total) {
+      const double tel_budget = std::max(total - use_energy, 0.2 * total);
+      if (use_tel > tel_budget) f_tel = tel_budget / use_tel;
+      const double energy_budget = total - std::min(use_tel, tel_budget);
+      if (use_energy > energy_budget) f_energy = energy_budget / use_energy;
+    }
+    for (Task& t : tasks_) {
+      if (t.budget.share() <= 0) continue;
+      const double f = is_energy_reading(t.kind) ? f_energy : f_tel;
+      const double scale = f < 1.0 ? f * share_in_use(t) / t.budget.share() : 1.0;
+      if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now);
+    }
+  }
+
+  // A window's end waits for a counter point after it up to 4 counter intervals: the stretched
+  // interval, or the wait until the next counter read (a budget in debt), when longer.
+  void update_end_timeout(int64_t now) {
+    int64_t slowest_counter = opt_.counter_interval_ns;
+    for (const Task& t : tasks_)
+      if (t.kind == ReadingKind::energy_counter_j && t.next_ns != INT64_MAX)
+        slowest_counter = std::max({slowest_counter, expected_interval_ns(t), t.next_ns - now});
+    end_timeout_ns_ = 4 * slowest_counter;
+  }
+
+  // Put the task's next read off until its budget allows it; a grid counter's read stays on the
+  // grid (the first slot, at the same offset from an update, the budget allows).
+  void pace(Task& t, int64_t now, int64_t read_start) {
+    if (t.next_ns == INT64_MAX || !t.pace_next) return;
+    int64_t ok = t.budget.earliest_ns(now);
+    // Losing data is worse than spending CPU: a reading that loses history when read too rarely
+    // (the sample buffer) is never put off past its max safe interval.
+    if (t.max_gap_ns > 0) ok = std::min(ok, std::max(t.next_ns, read_start + t.max_gap_ns));
+    if (ok <= t.next_ns) return;
+    if (t.grid && t.tracker->locked()) {
+      const CounterGrid& g = *t.tracker;
+      int64_t s = g.update_at_or_before(ok - t.align_ns) + t.align_ns;
+      if (s < ok) s += g.period_ns();
+      t.next_ns = s;
+    } else {
+      t.next_ns = ok;
+    }
+    std::lock_guard lk(mu_);
+    ++stats_.stretched_reads;
+  }
+
+  // One sampler step: run the earliest due task, then pay for its read and schedule the next.
   void run_task(Task& t) {
+    t.pace_next = true;
+    t.align_ns = 0;
+    int64_t dur = -1, t_end = 0;
+    read_task(t, dur, t_end);
+    if (dur < 0) return;  // no read (device lost)
+    t.budget.observe(dur);
+    if (!t.probe_free) t.budget.charge(dur, t_end);
+    update_budget_scale(t_end);
+    pace(t, t_end, t_end - dur);
+    update_end_timeout(t_end);
+  }
+
+  void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out) {
     if (states_[t.domain].lost) {
       t.next_ns = INT64_MAX;
       return;
@@ -125,7 +233,10 @@ class Meter::Impl {
     const Status st = refs_[t.domain].sensor->read(refs_[t.domain].local, t.kind, scratch_);
     const int64_t t1 = clock_.now_ns();
     const int64_t mid = t0 + (t1 - t0) / 2;
+    dur_out = t1 - t0;
+    t_end_out = t1;
     std::lock_guard lk(mu_);
+    stats_.read_ns += t1 - t0;
     if (t.reads++ > 0) record_lateness(late_ns);
     stats_.newest_read_ns = t0;
     Timeline& tl = timelines_[t.domain];
@@ -194,7 +305,10 @@ class Meter::Impl {
       t.next_ns = mid + t.interval_ns;
     } else {
       CounterGrid& g = *t.tracker;
-      const int64_t margin = std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) + dur;
+      // A read may take longer than the last one did (H200: 3 ms median, 15 ms p99): allow for the
+      // longer of the last and the mean.
+      const int64_t margin = std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
+                             std::max<int64_t>(dur, static_cast<int64_t>(t.budget.cost_ns()));
       if (t.phase == 0 || t.phase == 2) {
         // Probing or bracketing: a change since the previous read pins the update between them.
         if (t.have_probe && value != t.probe_value) {
@@ -203,7 +317,9 @@ class Meter::Impl {
           t.phase = 1;
           t.have_probe = false;
           t.reads_since_bracket = 0;
+          t.probe_free = false;  // start-up is over: from here on every read is paid for
           t.next_ns = g.update_at_or_before(mid + t.interval_ns) + margin;
+          t.align_ns = margin;
         } else if (t.phase == 2 && t.have_probe) {
           // No change across the predicted update: the grid drifted; probe again.
           g.unlock();
@@ -211,12 +327,14 @@ class Meter::Impl {
           t.probe_value = value;
           t.probe_t_ns = mid;
           t.next_ns = clock_.now_ns();
+          t.pace_next = false;  // probing reads back to back; the budget's debt delays the reads after
         } else {
           t.have_probe = true;
           t.probe_value = value;
           t.probe_t_ns = mid;
           // Probing reads back to back; a bracket's second read lands just after the update.
           t.next_ns = t.phase == 0 ? clock_.now_ns() : g.next_update_after(mid) + margin;
+          t.pace_next = false;  // a probe, or a bracket's second read: both belong to the first
         }
       } else {
         ev = tl.add_counter(value, g.update_at_or_before(mid), g.uncertainty_ns());
@@ -225,8 +343,10 @@ class Meter::Impl {
           t.phase = 2;
           t.have_probe = false;
           t.next_ns = g.update_at_or_before(mid + t.interval_ns) - margin;
+          t.align_ns = -margin;
         } else {
           t.next_ns = g.update_at_or_before(mid + t.interval_ns) + margin;
+          t.align_ns = margin;
         }
       }
     }
@@ -306,32 +426,67 @@ class Meter::Impl {
   }
 
   // Anchor window starts and finalize window ends the timeline now covers. Caller holds mu_.
-  void process_windows() {
-    bool any = false;
-    for (auto pit = pending_.begin(); pit != pending_.end();) {
-      WindowRec& w = windows_.at(*pit);
+  // Incremental: a begin edge can anchor only once a counter point lies after it, and an end can
+  // be final only once every live counter domain has a point after it (or it timed out), so only
+  // windows before the newest counter point are looked at, in time order. At most `max_final`
+  // results are built; returns true when more are ready (the caller may drop the lock in between).
+  bool process_windows(std::size_t max_final = SIZE_MAX) {
+    horizon_.resize(refs_.size());
+    int64_t h_max = INT64_MIN, h_min = INT64_MAX;
+    for (std::size_t d = 0; d < refs_.size(); ++d) {
+      horizon_[d] = timelines_[d].has_counter() ? timelines_[d].newest_counter_ns() : INT64_MIN;
+      if (!timelines_[d].has_counter()) continue;
+      h_max = std::max(h_max, horizon_[d]);
+      if (!states_[d].lost) h_min = std::min(h_min, horizon_[d]);
+    }
+    for (auto it = unanchored_.begin(); it != unanchored_.end() && it->first < h_max;) {
+      WindowRec& w = windows_.at(it->second);
+      bool all = true;
       for (std::size_t d = 0; d < refs_.size(); ++d) {
-        if (w.begin[d]) continue;
-        const EdgeEstimate e = timelines_[d].energy_at(w.a_ns);
-        if (e.ok && e.covered) w.begin[d] = e;
+        if (w.begin[d] || !timelines_[d].has_counter()) continue;
+        if (w.a_ns < horizon_[d]) {
+          const EdgeEstimate e = timelines_[d].energy_at(w.a_ns);
+          if (e.ok && e.covered) w.begin[d] = e;
+        }
+        if (!w.begin[d]) all = false;
       }
-      if (w.b_ns < 0) {
-        ++pit;
+      if (!all) {
+        ++it;
         continue;
       }
-      bool covered = true;
-      for (std::size_t d = 0; d < refs_.size(); ++d)
-        if (!states_[d].lost && !end_is_covered(timelines_[d], w.b_ns)) covered = false;
+      w.in_unanchored = false;
+      it = unanchored_.erase(it);
+    }
+    bool any = false, more = false;
+    std::size_t built = 0;
+    const int64_t now = clock_.now_ns();
+    const int64_t timeout_ns = end_timeout_ns_.load(std::memory_order_relaxed);
+    for (auto it = closed_.begin(); it != closed_.end();) {
+      const int64_t b = it->first;
       // A domain that stopped answering must not hold results back forever.
-      if (!covered && clock_.now_ns() - w.b_ns > 4 * opt_.counter_interval_ns) covered = true;
-      if (!covered) {
-        ++pit;
+      const bool timed_out = now - b > timeout_ns;
+      if (!timed_out && b >= h_min) break;  // no later end can be covered yet
+      bool covered = true;
+      for (std::size_t d = 0; d < refs_.size() && covered; ++d)
+        if (!states_[d].lost && !end_is_covered(timelines_[d], b)) covered = false;
+      if (!covered && !timed_out) {
+        ++it;
         continue;
       }
+      if (built >= max_final) {
+        more = true;
+        break;
+      }
+      WindowRec& w = windows_.at(it->second);
       w.final_result = build(w, true);
+      if (w.in_unanchored) {
+        unanchored_.erase(w.unanchored_it);
+        w.in_unanchored = false;
+      }
+      ++built;
       any = true;
       finished_.push_back(w.id);
-      pit = pending_.erase(pit);
+      it = closed_.erase(it);
     }
     // Bounded memory: only the newest finished results are kept.
     while (finished_.size() > opt_.finished_window_capacity) {
@@ -339,6 +494,33 @@ class Meter::Impl {
       finished_.pop_front();
     }
     if (any) cv_.notify_all();
+    return more;
+  }
+
+  // Process windows, dropping the lock every kFinalPerLock results so callers get in between.
+  void process_windows_yielding(std::unique_lock<std::mutex>& lk) {
+    while (process_windows(kFinalPerLock)) {
+      lk.unlock();
+      std::this_thread::yield();
+      lk.lock();
+    }
+  }
+
+  // A new window's edges: listed for anchoring and, once closed, for finalizing. Caller holds mu_.
+  WindowRec& new_window(std::string_view name, int64_t a_ns, int64_t b_ns) {
+    const WindowId id = next_id_++;
+    WindowRec& w = windows_[id];
+    w.id = id;
+    w.name = std::string(name);
+    w.a_ns = a_ns;
+    w.b_ns = b_ns;
+    w.begin.resize(refs_.size());
+    if (any_counter_) {
+      w.unanchored_it = unanchored_.emplace(a_ns, id);
+      w.in_unanchored = true;
+    }
+    if (b_ns >= 0) closed_.emplace(b_ns, id);
+    return w;
   }
 
   WindowResult build(const WindowRec& w, bool final) const {
@@ -383,7 +565,7 @@ class Meter::Impl {
       if (!t || t->next_ns == INT64_MAX) {
         std::unique_lock lk(mu_);
         cv_stop_.wait_for(lk, std::chrono::milliseconds(100), [&] { return stop_.load(); });
-        process_windows();
+        process_windows_yielding(lk);
         continue;
       }
       // Sleep in slices so stop() is never held up by a long interval.
@@ -403,12 +585,12 @@ class Meter::Impl {
         t->next_ns = clock_.now_ns() + t->interval_ns;
       }
       sampler_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
-      std::lock_guard lk(mu_);
+      std::unique_lock lk(mu_);
       if (!t->read_once) {
         t->read_once = true;
         if (++tasks_read_once_ == tasks_.size()) cv_.notify_all();
       }
-      process_windows();
+      process_windows_yielding(lk);
     }
   }
 
@@ -436,7 +618,12 @@ class Meter::Impl {
   int64_t start_ns_ = 0;
   std::vector<int> fail_streak_;
   std::map<WindowId, WindowRec> windows_;
-  std::set<WindowId> pending_;     // not final yet: the only ones process_windows() looks at
+  // Not final yet: the only windows process_windows() looks at, in time order.
+  std::multimap<int64_t, WindowId> unanchored_;  // by begin: a counter domain's begin not anchored
+  std::multimap<int64_t, WindowId> closed_;      // by end: closed, result not built
+  std::vector<int64_t> horizon_;                 // per domain: newest counter point (scratch)
+  bool any_counter_ = false;                     // some domain has an energy counter
+  std::atomic<int64_t> end_timeout_ns_{4'000'000'000};  // see update_end_timeout()
   std::deque<WindowId> finished_;  // final, oldest first; trimmed to finished_window_capacity
   WindowId next_id_ = 1;
   std::vector<MeterEvent> events_;
@@ -492,14 +679,7 @@ WindowId Meter::open(std::string_view name, const std::function<void()>& sync) {
   if (sync) sync();
   const int64_t t = impl_->clock_.now_ns();
   std::lock_guard lk(impl_->mu_);
-  const WindowId id = impl_->next_id_++;
-  WindowRec& w = impl_->windows_[id];
-  impl_->pending_.insert(id);
-  w.id = id;
-  w.name = std::string(name);
-  w.a_ns = t;
-  w.begin.resize(impl_->refs_.size());
-  return id;
+  return impl_->new_window(name, t, -1).id;
 }
 
 void Meter::close(WindowId id, const std::function<void()>& sync) {
@@ -508,21 +688,16 @@ void Meter::close(WindowId id, const std::function<void()>& sync) {
   std::lock_guard lk(impl_->mu_);
   auto it = impl_->windows_.find(id);
   if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::close: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
-  if (it->second.b_ns < 0) it->second.b_ns = t;
+  if (it->second.b_ns < 0) {
+    it->second.b_ns = t;
+    impl_->closed_.emplace(t, id);
+  }
 }
 
 WindowId Meter::add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns) {
   if (t_end_ns < t_begin_ns) throw std::invalid_argument("Meter::add_window: end before begin");
   std::lock_guard lk(impl_->mu_);
-  const WindowId id = impl_->next_id_++;
-  WindowRec& w = impl_->windows_[id];
-  impl_->pending_.insert(id);
-  w.id = id;
-  w.name = std::string(name);
-  w.a_ns = t_begin_ns;
-  w.b_ns = t_end_ns;
-  w.begin.resize(impl_->refs_.size());
-  return id;
+  return impl_->new_window(name, t_begin_ns, t_end_ns).id;
 }
 
 std::optional<WindowResult> Meter::result(WindowId id) const {

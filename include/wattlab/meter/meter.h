@@ -20,12 +20,27 @@ namespace wattlab {
 
 struct MeterOptions {
   // Default rates keep the sampler under 1% of a core with H200 read costs (docs/sensors.md):
-  // the energy counter costs ~4.2 ms a read, so it is read once a second and the power readings,
-  // cheap at ~2-9 us, shape the energy in between.
+  // the energy counter costs ~3-4 ms a read, so it is read once a second and the power readings,
+  // cheap at ~1-9 us, shape the energy in between. These are the shortest intervals; the CPU
+  // budget below may stretch them.
   int64_t counter_interval_ns = 1'000'000'000;
   int64_t power_interval_ns = 20'000'000;       // instant/average power fields
   int64_t samples_interval_ns = 1'000'000'000;  // driver sample buffer (holds ~2.4 s)
   int64_t telemetry_interval_ns = 200'000'000;  // clocks, temperature, utilization, GPM...
+  // Power and thermal violation counters: cumulative, so a slow rate loses nothing over windows of
+  // seconds, and on an H200 a read costs ~0.6 ms (at 200 ms that alone was 0.6% of a core).
+  int64_t violation_interval_ns = 1'000'000'000;
+  // CPU budget of the sampler, in fractions of one core (docs/estimators.md, "Sampler CPU budget"). The sampler measures
+  // what each read costs (wall time of the call; an average over the recent reads) and reads a
+  // reading no more often than its share allows: the interval above is stretched, never shortened,
+  // when cost x reads per interval / interval exceeds the share. A token bucket enforces it, so
+  // extra reads (the counter grid re-probing) are paid for by later reads coming later. When the
+  // readings' shares in use add up to more than sampler_cpu_share, all are scaled down alike.
+  // 0 (or less) turns a limit off. The estimators use the readings actually taken, so a stretched
+  // interval widens the reported uncertainty instead of biasing the energy.
+  double counter_cpu_share = 0.006;  // the energy counter, the anchor of every estimate (0.6%)
+  double reading_cpu_share = 0.002;  // each other reading of each domain (0.2%)
+  double sampler_cpu_share = 0.008;  // all reads of all domains together (0.8%)
   // Bounded memory: readings kept per domain and kind (at 50 Hz, 2^18 is ~87 minutes). Windows
   // longer than that still come out right: the meter anchors each window edge as soon as it can.
   std::size_t timeline_capacity = 1u << 18;
@@ -91,6 +106,8 @@ struct SamplerStats {
   int64_t lateness_max_ns = 0;
   int64_t newest_read_ns = INT64_MIN;  // when the newest read (of any domain) started
   int64_t cpu_ns = 0;                  // CPU time the sampler thread has used
+  int64_t read_ns = 0;                 // wall time spent inside sensor reads (what the budget counts)
+  uint64_t stretched_reads = 0;        // reads the CPU budget put off past their configured interval
 };
 
 struct MeterSnapshot {
