@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "wattlab/report/gemm_original.h"
@@ -36,7 +37,7 @@ GemmTable references_table(const GemmSweepAnalysis& a, const GemmAnalysisOptions
                "SM clock (MHz)", "capped fraction", "CV <= target"};
   for (const auto& r : a.references) {
     t.rows.push_back({r.shape, r.engine, std::to_string(r.seeds), std::to_string(r.points),
-                      mean_sd(r.value[idx(GemmQty::energy_per_gemm)], "{:.4g}", 1e3), opt_num(r.cv_energy_pct, "{:.2f}"),
+                      mean_sd(r.value[idx(GemmQty::energy_per_gemm)], nullptr, 1e3), opt_num(r.cv_energy_pct, "{:.2f}"),
                       mean_sd(r.value[idx(GemmQty::power)], "{:.1f}"), opt_num(r.cv_power_pct, "{:.2f}"),
                       opt_num(r.drift_energy_pct, "{:.2f}"), opt_num(r.drift_power_pct, "{:.2f}"),
                       mean_sd(r.value[idx(GemmQty::sm_clock)], "{:.0f}"),
@@ -64,9 +65,9 @@ GemmTable experiment_table(const GemmSweepAnalysis& a, const std::string& exp) {
     t.rows.push_back({r.shape, r.engine, r.param_value,
                       r.referenced_seeds == r.seeds ? std::to_string(r.seeds)
                                                     : fmt::format("{} ({} without reference)", r.seeds, r.seeds - r.referenced_seeds),
-                      mean_sd(val(r, GemmQty::energy_per_gemm), "{:.4g}", 1e3), pct(del(r, GemmQty::energy_per_gemm)),
+                      mean_sd(val(r, GemmQty::energy_per_gemm), nullptr, 1e3), pct(del(r, GemmQty::energy_per_gemm)),
                       mean_sd(val(r, GemmQty::power), "{:.1f}"), pct(del(r, GemmQty::power)),
-                      mean_sd(val(r, GemmQty::tflops), "{:.4g}"), pct(del(r, GemmQty::tflops)),
+                      mean_sd(val(r, GemmQty::tflops)), pct(del(r, GemmQty::tflops)),
                       mean_sd(val(r, GemmQty::sm_clock), "{:.0f}"), pct(del(r, GemmQty::sm_clock)),
                       mean_sd(val(r, GemmQty::capped_fraction), "{:.2f}"), mean_sd(del(r, GemmQty::capped_fraction), "{:+.2f}"),
                       opt_num(r.max_rel_error, "{:.2e}"), opt_num(r.max_nonfinite_fraction, "{:.3g}")});
@@ -134,6 +135,12 @@ std::string md_cell(const std::string& s) {
 
 std::string mean_sd(const Stat& s, const char* spec, double scale) {
   if (s.n == 0) return "n/a";
+  if (spec == nullptr) {  // 4 significant digits on the mean, the SD to the same decimals
+    const double m = s.mean * scale;
+    const int mag = m == 0 || !std::isfinite(m) ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(m))));
+    const int dec = std::clamp(3 - mag, 0, 12);
+    return fmt::format("{:.{}f} ± ", m, dec) + (s.sd ? fmt::format("{:.{}f}", *s.sd * scale, dec) : "n/a");
+  }
   const std::string m = fmt::format(fmt::runtime(spec), s.mean * scale);
   const std::string sd = s.sd ? fmt::format(fmt::runtime(spec), *s.sd * scale) : "n/a";
   // An SD needs no sign.

@@ -32,7 +32,7 @@ class ReportGemmCli : public ::testing::Test {
     fs::create_directories(dir_);
     db_ = dir_ / "study.db";
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { if (!std::getenv("KEEP")) fs::remove_all(dir_); }
 
   wattlab::testing::Ran cli(const std::string& args) { return shell(wattlab::testing::wattlab_bin() + " " + args); }
 

@@ -28,6 +28,8 @@ std::string render_markdown(const std::vector<GemmTable>& tables);
 std::string render_html(const std::vector<GemmTable>& tables);  // cells HTML-escaped
 
 // "1.234 ± 0.012", "1.234 ± n/a" (one value), "n/a" (none); `scale` multiplies first (J -> mJ).
-std::string mean_sd(const Stat& s, const char* spec = "{:.4g}", double scale = 1);
+// Without `spec` (a fmt format for one number): 4 significant digits on the mean, the SD to the
+// same decimals.
+std::string mean_sd(const Stat& s, const char* spec = nullptr, double scale = 1);
 
 }  // namespace wattlab::report
