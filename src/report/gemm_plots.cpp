@@ -116,3 +116,74 @@ Plot gemm_power_plot(const GemmSweep& sweep, bool simulated) {
 }
 
 }  // namespace wattlab::report
+
+namespace wattlab::report {
+
+std::vector<GemmPlotKey> gemm_plot_keys(const GemmSweepAnalysis& a) {
+  std::vector<GemmPlotKey> keys;
+  for (const auto* rows : {&a.rows, &a.controls})
+    for (const auto& r : *rows)
+      if (std::none_of(keys.begin(), keys.end(), [&](const auto& k) { return k.shape == r.shape && k.experiment == r.experiment; }))
+        keys.push_back({r.shape, r.experiment});
+  return keys;
+}
+
+std::optional<Plot> gemm_normalized_plot(const GemmSweepAnalysis& a, const GemmPlotKey& key, GemmQty q) {
+  std::vector<const GemmRow*> rows;
+  for (const auto* list : {&a.rows, &a.controls})
+    for (const auto& r : *list)
+      if (r.shape == key.shape && r.experiment == key.experiment) rows.push_back(&r);
+  if (rows.empty()) return std::nullopt;
+  const bool numeric = std::all_of(rows.begin(), rows.end(), [](const GemmRow* r) { return r->x.has_value(); });
+  std::vector<std::string> categories;  // rows are sorted by value already
+  if (!numeric)
+    for (const auto* r : rows)
+      if (std::find(categories.begin(), categories.end(), r->param_value) == categories.end()) categories.push_back(r->param_value);
+  const bool control = rows.front()->engine == "control";
+  if (control && q != GemmQty::power) return std::nullopt;  // no GEMMs: only power means something
+  const char* what = q == GemmQty::power ? "power" : "energy per GEMM";
+  Plot p;
+  p.title = fmt::format("GEMM {} {}: {} / reference vs {}{}", key.experiment, control ? "control" : key.shape, what,
+                        rows.front()->param, a.simulated ? " (SIMULATED)" : "");
+  std::size_t max_seeds = 0;
+  for (const auto* r : rows) max_seeds = std::max(max_seeds, r->delta[idx(q)].n);
+  p.subtitle = fmt::format("sweep {}; reference = {} of the same seed (1.0); bars: ± SD across seeds (up to {}){}", a.sweep,
+                           control ? "idle" : "each engine's baseline", max_seeds,
+                           max_seeds < 2 ? ", none with one seed" : "");
+  p.x.label = rows.front()->param;
+  p.y.label = fmt::format("{} / reference (1 = reference)", what);
+  p.hline_y = 1.0;
+  p.height_px = 420;
+  std::vector<std::string> engines;
+  for (const auto* r : rows)
+    if (std::find(engines.begin(), engines.end(), r->engine) == engines.end()) engines.push_back(r->engine);
+  bool any = false;
+  double lo = 0, hi = 0;
+  for (std::size_t e = 0; e < engines.size(); ++e) {
+    Series s{"engine " + engines[e], Style::errorlines, {}, kColors[e % kColors.size()], false};
+    for (const auto* r : rows) {
+      const Stat& d = r->delta[idx(q)];
+      if (r->engine != engines[e] || d.n == 0) continue;
+      const double x = numeric ? *r->x
+                               : static_cast<double>(std::find(categories.begin(), categories.end(), r->param_value) -
+                                                     categories.begin());
+      s.points.push_back({x, 1.0 + d.mean / 100.0, 0, "", d.sd.value_or(0) / 100.0});
+      lo = any ? std::min(lo, x) : x;
+      hi = any ? std::max(hi, x) : x;
+      any = true;
+    }
+    if (!s.points.empty()) p.series.push_back(std::move(s));
+  }
+  if (!any) return std::nullopt;
+  if (!numeric) {
+    for (std::size_t i = 0; i < categories.size(); ++i) p.x_tics.push_back({static_cast<double>(i), categories[i]});
+    p.x.min = -0.5;
+    p.x.max = static_cast<double>(categories.size()) - 0.5;
+  } else if (lo > 0 && hi / lo >= 100) {
+    p.x.log_base = 2;
+    p.x.label += " (log scale)";
+  }
+  return p;
+}
+
+}  // namespace wattlab::report

@@ -13,7 +13,9 @@
 #include "wattlab/diagnose/population.h"
 #include "wattlab/diagnose/readers.h"
 #include "wattlab/report/diagnose_plots.h"
+#include "wattlab/report/gemm_analysis.h"
 #include "wattlab/report/gemm_plots.h"
+#include "wattlab/report/gemm_tables.h"
 #include "wattlab/report/html.h"
 #include "wattlab/report/run_plots.h"
 
@@ -186,10 +188,35 @@ Result<std::string> frontier_section(const Store& store, const RunRecord& run, F
   return h;
 }
 
+// Per analyzed sweep: the tables, then energy per GEMM and power normalized to the reference.
+Result<std::string> gemm_analysis_html(const std::vector<GemmSweepAnalysis>& analyses, Figures& figs) {
+  std::string h;
+  for (const auto& a : analyses) {
+    if (a.references.empty() && !a.control_reference) continue;  // nothing to normalize to
+    h += "<h3>" + esc(gemm_sweep_heading(a)) + "</h3>\n";
+    if (a.simulated) h += "<p class=\"simulated\">SIMULATED: these points come from wattlab's simulated GPU, not hardware.</p>\n";
+    for (const auto& key : gemm_plot_keys(a))
+      for (GemmQty q : {GemmQty::energy_per_gemm, GemmQty::power}) {
+        auto plot = gemm_normalized_plot(a, key, q);
+        if (!plot) continue;
+        auto f = figs.figure(*plot, fmt::format("Experiment {} ({}): each engine's {} divided by its reference of the same "
+                                                "seed; mean ± SD across seeds; 1.0 = the reference.",
+                                                key.experiment, key.shape, q == GemmQty::power ? "power" : "energy per GEMM"));
+        if (!f) return f.error();
+        h += *f;
+      }
+    h += render_html(gemm_tables(a));
+  }
+  return h;
+}
+
 Result<std::string> gemm_section(const RunRecord& run, Figures& figs) {
   const auto sweeps = gemm_sweeps(run);
   if (sweeps.empty()) return std::string();
   std::string h = "<h2>GEMM sweeps</h2>\n";
+  auto normalized = gemm_analysis_html(analyze_gemm(gemm_measurements({run})), figs);
+  if (!normalized) return normalized.error();
+  if (!normalized->empty()) h += "<p class=\"note\">Against the reference points (docs/report-gemm.md), then the raw points.</p>\n" + *normalized;
   for (const auto& sw : sweeps) {
     std::size_t n = 0;
     for (const auto& e : sw.engines) n += e.second.size();
@@ -204,6 +231,25 @@ Result<std::string> gemm_section(const RunRecord& run, Figures& figs) {
 }
 
 }  // namespace
+
+Result<std::string> gemm_html_report(const std::vector<RunRecord>& runs, const std::string& what) {
+  const auto analyses = analyze_gemm(gemm_measurements(runs));
+  if (analyses.empty()) return Error{ErrorKind::not_found, "no gemm_point windows in " + what, "run wattlab gemm first"};
+  bool simulated = false;
+  for (const auto& a : analyses) simulated = simulated || a.simulated;
+  Figures figs;
+  auto body = gemm_analysis_html(analyses, figs);
+  if (!body) return body.error();
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  h += fmt::format("<title>wattlab GEMM study{}</title>\n<style>{}</style></head><body>\n", simulated ? " (SIMULATED)" : "", kCss);
+  h += fmt::format("<h1>wattlab GEMM study: {}</h1>\n", esc(what));
+  if (simulated) h += "<p class=\"simulated\">SIMULATED: some or all points come from wattlab's simulated GPU, not hardware.</p>\n";
+  h += "<p class=\"note\">Every gemm_point window, grouped by sweep id; each point against the mean of the reference points of "
+       "the same shape, engine and seed in its sweep; mean ± SD across seeds (docs/report-gemm.md).</p>\n";
+  h += body->empty() ? "<p class=\"note\">No sweep has reference points, so nothing is normalized.</p>\n" : *body;
+  h += fmt::format("<p class=\"note\">{} plots rendered by gnuplot. Written by wattlab report --gemm --html.</p>\n", figs.count());
+  return h + "</body></html>\n";
+}
 
 Result<std::string> html_report(const Store& store, RunId id, const HtmlReportOptions& o) {
   auto rec = store.load_run(id);

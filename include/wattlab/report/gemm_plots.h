@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "wattlab/report/gemm_analysis.h"
 #include "wattlab/report/plot.h"
 #include "wattlab/store/run_record.h"
 
@@ -35,5 +36,17 @@ std::vector<GemmSweep> gemm_sweeps(const RunRecord& run);
 // swept parameter, one series per engine. Titles say SIMULATED for simulated runs.
 Plot gemm_energy_plot(const GemmSweep& sweep, bool simulated);
 Plot gemm_power_plot(const GemmSweep& sweep, bool simulated);
+
+// The (shape, experiment) pairs of an analyzed sweep (GEMM engines first, then the controls).
+struct GemmPlotKey {
+  std::string shape, experiment;
+};
+std::vector<GemmPlotKey> gemm_plot_keys(const GemmSweepAnalysis& sweep);
+
+// Energy per GEMM or power (q) divided by the same seed's reference, mean ± SD across seeds as error
+// bars, one line per engine, against the swept parameter; the reference is 1.0 (a line). Titles
+// say SIMULATED for simulated sweeps. nullopt when no engine has a value to draw, and for
+// the energy of controls (no GEMMs).
+std::optional<Plot> gemm_normalized_plot(const GemmSweepAnalysis& sweep, const GemmPlotKey& key, GemmQty q);
 
 }  // namespace wattlab::report

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "wattlab/core/error.h"
 #include "wattlab/store/store.h"
@@ -19,5 +20,11 @@ struct HtmlReportOptions {
 // Errors: not_found for a run the store lacks, unavailable when gnuplot is missing, io when it
 // fails or the store cannot be read.
 Result<std::string> html_report(const Store& store, RunId run, const HtmlReportOptions& options = {});
+
+// The GEMM study page (`wattlab report --gemm ... --html FILE`, docs/report-gemm.md): per sweep of
+// the gemm_point windows of `runs`, the plots normalized to the reference and the tables. `what`
+// names the selection ("all runs", "run 3"). Errors: not_found without gemm_point windows,
+// unavailable when gnuplot is missing.
+Result<std::string> gemm_html_report(const std::vector<RunRecord>& runs, const std::string& what);
 
 }  // namespace wattlab::report
