@@ -8,7 +8,8 @@
 #      marks windows on counter updates: the sampler's CPU on the real GPU (target <= 1% of one
 #      core), and each window against the NVML counter read directly (within 1%), by
 #      python/bench/nvml_check.py.
-# Takes about 2 minutes 50 seconds: (1) 61 s, (2) ~20 s, (3) ~80 s plus start-up. Changes no GPU setting.
+# Takes about 2.5 minutes: (1) 61 s, (2) ~5 s (4 s on the 2-core dev box), (3) ~80 s plus start-up;
+# each part has a timeout (90 s, 120 s, 150 s), so at most 6 minutes. Changes no GPU setting.
 #
 #   (here)   cmake --preset cuda && cmake --build --preset cuda -j2
 #            (builds the benchmarks too and copies Google Benchmark's shared library to build/cuda/lib)
