@@ -8,7 +8,8 @@
 #      marks windows on counter updates: the sampler's CPU on the real GPU (target <= 1% of one
 #      core), and each window against the NVML counter read directly (within 1%), by
 #      python/bench/nvml_check.py.
-# Takes about 2 minutes 50 seconds: (1) 61 s, (2) ~20 s, (3) ~80 s plus start-up. Changes no GPU setting.
+# Takes about 2.5 minutes: (1) 61 s, (2) ~5 s (4 s on the 2-core dev box), (3) ~80 s plus start-up;
+# each part has a timeout (90 s, 120 s, 150 s), so at most 6 minutes. Changes no GPU setting.
 #
 #   (here)   cmake --preset cuda && cmake --build --preset cuda -j2
 #            (builds the benchmarks too and copies Google Benchmark's shared library to build/cuda/lib)
@@ -48,15 +49,15 @@ nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,power.limit,pstate,clocks.sm,temperature.gpu,power.draw --format=csv 2>&1 | tee -a "$S"
 
 echo "== (1) sampler CPU on the sim device: $BENCH/bench_sampler_cpu --seconds $SAMPLER_S" | tee -a "$S"
-"$BENCH/bench_sampler_cpu" --seconds "$SAMPLER_S" > "$OUT/sampler-sim.txt" 2>&1
+timeout $((SAMPLER_S + 30)) "$BENCH/bench_sampler_cpu" --seconds "$SAMPLER_S" > "$OUT/sampler-sim.txt" 2>&1
 rc1=$?
 cat "$OUT/sampler-sim.txt"
 v1=$(grep -E "^result:" "$OUT/sampler-sim.txt" || echo "result: FAIL (no result line, exit $rc1)")
 echo "(1) sim sampler CPU (target <= 1% of one core): $v1" | tee -a "$S"
 
 echo "== (2) window open+close on the caller's thread (sim device)" | tee -a "$S"
-"$BENCH/bench_meter_window" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  --benchmark_min_time=0.2 > "$OUT/window-sim.txt" 2>&1
+timeout 120 "$BENCH/bench_meter_window" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  > "$OUT/window-sim.txt" 2>&1
 rc2=$?
 cat "$OUT/window-sim.txt"
 grep -E "^open\+close p50" "$OUT/window-sim.txt" | sed 's/^/(2) /' | tee -a "$S"
@@ -66,7 +67,7 @@ grep -E "^sampler CPU during the benchmarks" "$OUT/window-sim.txt" | sed 's/^/(2
 
 echo "== (3) 60 s BF16 GEMM under wattlab run on the H200 (real NVML)" | tee -a "$S"
 echo "load before (3) (/proc/loadavg): $(cat /proc/loadavg)" | tee -a "$S"
-"$WATTLAB" run --device nvml --marks --db "$TMP/overhead.db" --json "$OUT/run.json" -- \
+timeout 150 "$WATTLAB" run --device nvml --marks --db "$TMP/overhead.db" --json "$OUT/run.json" -- \
   "$LOAD" --phases steady --windows 6 --window-s 10 --warmup-s 3 --results "$OUT/load.json" > "$OUT/run.log" 2>&1
 echo "(3) wattlab run: exit $?" | tee -a "$S"
 grep -E "GEMM|direct counter|wattlab CPU" "$OUT/run.log"

@@ -60,6 +60,7 @@ struct Task {
   bool pace_next = true;      // the next read is a scheduled one the budget may put off
   int64_t align_ns = 0;       // a grid counter's next read sits this far from an update
   int64_t max_gap_ns = 0;     // the sensor model's max safe interval (the sample buffer's depth): the budget stops there
+  int64_t last_dur_ns = -1;   // the newest read's duration (-1: none)
 };
 
 struct WindowRec {
@@ -147,32 +148,37 @@ class Meter::Impl {
     return i;
   }
 
-  // When the shares the readings use add up to more than the sampler's total, scale them down:
-  // telemetry first (it describes the energy; the energy readings measure it), down to a fifth of
-  // the total, then the energy readings alike.
-  static bool is_energy_reading(ReadingKind k) {
-    return k == ReadingKind::energy_counter_j || k == ReadingKind::power_sample_w ||
-           k == ReadingKind::power_instant_w || k == ReadingKind::power_average_w;
+  // When the shares the readings use add up to more than the sampler's total, scale them down.
+  // The energy counter, the anchor, keeps its own share; of what is left, telemetry is scaled first
+  // (it describes the energy; the power readings shape it), down to a fifth, then the power readings.
+  enum class Group { counter, power, telemetry };
+  static Group group_of(ReadingKind k) {
+    if (k == ReadingKind::energy_counter_j) return Group::counter;
+    if (k == ReadingKind::power_sample_w || k == ReadingKind::power_instant_w || k == ReadingKind::power_average_w)
+      return Group::power;
+    return Group::telemetry;
   }
   static double share_in_use(const Task& t) {
     return std::min(t.budget.share(), t.budget.cost_ns() * t.reads_per_slot / static_cast<double>(t.interval_ns));
   }
   void update_budget_scale(int64_t now) {
-    double use_energy = 0, use_tel = 0;
+    double use[3] = {0, 0, 0};
     for (const Task& t : tasks_)
-      if (t.next_ns != INT64_MAX && t.budget.share() > 0) (is_energy_reading(t.kind) ? use_energy : use_tel) += share_in_use(t);
+      if (t.next_ns != INT64_MAX && t.budget.share() > 0) use[static_cast<int>(group_of(t.kind))] += share_in_use(t);
     const double total = opt_.sampler_cpu_share;
-    double f_tel = 1.0, f_energy = 1.0;
-    if (total > 0 && use_energy + use_tel > total) {
-      const double tel_budget = std::max(total - use_energy, 0.2 * total);
-      if (use_tel > tel_budget) f_tel = tel_budget / use_tel;
-      const double energy_budget = total - std::min(use_tel, tel_budget);
-      if (use_energy > energy_budget) f_energy = energy_budget / use_energy;
+    const double use_counter = use[0], use_power = use[1], use_tel = use[2];
+    double f[3] = {1.0, 1.0, 1.0};
+    if (total > 0 && use_counter + use_power + use_tel > total) {
+      const double rest = std::max(total - use_counter, 0.25 * total);
+      const double tel_budget = std::max(rest - use_power, 0.2 * rest);
+      if (use_tel > tel_budget) f[2] = tel_budget / use_tel;
+      const double power_budget = rest - std::min(use_tel, tel_budget);
+      if (use_power > power_budget) f[1] = power_budget / use_power;
     }
     for (Task& t : tasks_) {
       if (t.budget.share() <= 0) continue;
-      const double f = is_energy_reading(t.kind) ? f_energy : f_tel;
-      const double scale = f < 1.0 ? f * share_in_use(t) / t.budget.share() : 1.0;
+      const double g = f[static_cast<int>(group_of(t.kind))];
+      const double scale = g < 1.0 ? g * share_in_use(t) / t.budget.share() : 1.0;
       if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now);
     }
   }
@@ -214,6 +220,7 @@ class Meter::Impl {
     t.align_ns = 0;
     int64_t dur = -1, t_end = 0;
     read_task(t, dur, t_end);
+    t.last_dur_ns = dur;
     if (dur < 0) return;  // no read (device lost)
     t.budget.observe(dur);
     if (!t.probe_free) t.budget.charge(dur, t_end);
@@ -439,14 +446,21 @@ class Meter::Impl {
       h_max = std::max(h_max, horizon_[d]);
       if (!states_[d].lost) h_min = std::min(h_min, horizon_[d]);
     }
-    for (auto it = unanchored_.begin(); it != unanchored_.end() && it->first < h_max;) {
+    // Coverage only grows with time: once an edge of domain d has data but is not final yet (the
+    // sample buffer lags the counter), no later edge of d is final either. Without this stop a
+    // second of windows made back to back (hundreds of thousands) was retried after every read.
+    blocked_.assign(refs_.size(), 0);
+    std::size_t n_blocked = 0, n_counter = 0;
+    for (std::size_t d = 0; d < refs_.size(); ++d) n_counter += timelines_[d].has_counter();
+    for (auto it = unanchored_.begin(); it != unanchored_.end() && it->first < h_max && n_blocked < n_counter;) {
       WindowRec& w = windows_.at(it->second);
       bool all = true;
       for (std::size_t d = 0; d < refs_.size(); ++d) {
         if (w.begin[d] || !timelines_[d].has_counter()) continue;
-        if (w.a_ns < horizon_[d]) {
+        if (w.a_ns < horizon_[d] && !blocked_[d]) {
           const EdgeEstimate e = timelines_[d].energy_at(w.a_ns);
           if (e.ok && e.covered) w.begin[d] = e;
+          else if (e.ok) n_blocked += (blocked_[d] = 1);
         }
         if (!w.begin[d]) all = false;
       }
@@ -469,10 +483,8 @@ class Meter::Impl {
       bool covered = true;
       for (std::size_t d = 0; d < refs_.size() && covered; ++d)
         if (!states_[d].lost && !end_is_covered(timelines_[d], b)) covered = false;
-      if (!covered && !timed_out) {
-        ++it;
-        continue;
-      }
+      // Ends are in time order and coverage only grows with time: no later end is covered either.
+      if (!covered && !timed_out) break;
       if (built >= max_final) {
         more = true;
         break;
@@ -584,7 +596,13 @@ class Meter::Impl {
         event(clock_.now_ns(), t->domain, t->kind, "read_error", std::string("exception: ") + e.what());
         t->next_ns = clock_.now_ns() + t->interval_ns;
       }
-      sampler_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
+      const int64_t cpu_ns = thread_cpu_ns();
+      // Optionally the budget pays for the whole step, not only the read: on a VM a wake-up alone
+      // can cost tens of us, more than a power read.
+      const int64_t step_cpu_ns = cpu_ns - std::max<int64_t>(sampler_cpu_ns_.load(std::memory_order_relaxed), 0);
+      if (opt_.budget_counts_step_cpu && t->last_dur_ns >= 0 && !t->probe_free)
+        t->budget.charge_overhead(step_cpu_ns - t->last_dur_ns, clock_.now_ns());
+      sampler_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
       std::unique_lock lk(mu_);
       if (!t->read_once) {
         t->read_once = true;
@@ -622,6 +640,7 @@ class Meter::Impl {
   std::multimap<int64_t, WindowId> unanchored_;  // by begin: a counter domain's begin not anchored
   std::multimap<int64_t, WindowId> closed_;      // by end: closed, result not built
   std::vector<int64_t> horizon_;                 // per domain: newest counter point (scratch)
+  std::vector<char> blocked_;                    // per domain: a begin edge was not final yet (scratch)
   bool any_counter_ = false;                     // some domain has an energy counter
   std::atomic<int64_t> end_timeout_ns_{4'000'000'000};  // see update_end_timeout()
   std::deque<WindowId> finished_;  // final, oldest first; trimmed to finished_window_capacity

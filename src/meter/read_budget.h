@@ -47,6 +47,13 @@ class ReadBudget {
     if (credit >= 0 || r <= 0) return now_ns;
     return now_ns + static_cast<int64_t>(-credit / r) + 1;
   }
+  // CPU the sampler spent on this reading's step besides the read itself (waking up for it, the
+  // timeline's and windows' bookkeeping), measured on real time: paid for too, and part of the cost.
+  void charge_overhead(int64_t extra_ns, int64_t now_ns) {
+    if (extra_ns <= 0) return;
+    charge(extra_ns, now_ns);
+    cost_ns_ += static_cast<double>(extra_ns) / 8.0;
+  }
   int64_t charged_ns() const { return charged_ns_; }
 
  private:

@@ -96,30 +96,33 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
   rig.meter->advance_to(t0 + span_ns);
   const MeterOptions& o = rig.meter->options();
 
-  // Counter: 12 ms x 1.2 reads (a bracket every 5th) at its 0.6% share is a read every 2 s on
-  // average; with the rest the readings would use more than the sampler's 0.8%, so the energy
-  // readings are scaled by ~0.85 and telemetry by ~0.6 (MeterOptions). A single read's gap is
-  // 12 ms / 0.5% = 2.3 s; the gap after a bracket's second read twice that.
+  // Counter: 12 ms x 1.2 reads (a bracket every 5th) at its 0.6% share is a read every 2.4 s on
+  // average (the counter keeps its share when the total is exceeded: it is the anchor). A single
+  // read's gap is 12 ms / 0.6% = 2 s; the gap after a bracket's second read twice that.
   const double counter_gap = rig.sensor->median_gap_s(ReadingKind::energy_counter_j);
-  EXPECT_GE(counter_gap, 2.0);
+  EXPECT_GE(counter_gap, 1.9);
   EXPECT_LE(counter_gap, 3.2);
-  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s), and more with telemetry scaled.
+  // The counter's 0.6% leaves 0.2% of the sampler's 0.8% for the rest, which would use ~0.43%:
+  // telemetry is scaled down (to ~0.2 of its use: MeterOptions), the power readings keep theirs.
+  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s); telemetry scaled: ~14 s.
   const double violation_gap = rig.sensor->median_gap_s(ReadingKind::power_violation_ns);
   EXPECT_GE(violation_gap, 2.5);
-  EXPECT_LE(violation_gap, 5.0);
+  EXPECT_LE(violation_gap, 20.0);
   // Samples: 0.6 ms at 0.2% would allow every 0.3 s: the configured 1 s stays (or a little more).
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.0);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.2);
   // Cheap readings stay near their configured intervals.
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.020);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.025);
-  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.4);
+  EXPECT_GT(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.2);  // scaled with telemetry
+  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 1.5);
 
   // The modelled sampler CPU: virtual time spent inside reads. The counter grid's first probe (reads
   // back to back until the counter publishes: at most one update period, 100 ms, and a read) is
   // not charged to the budget; it is counted here.
   const double total_share = static_cast<double>(rig.sensor->spent_total_ns()) / static_cast<double>(span_ns);
-  const double probe_share = (100e6 + 12e6) / static_cast<double>(span_ns);
+  // Plus the bucket's initial savings (three reads).
+  const double probe_share = (100e6 + 12e6 + 3 * 12e6) / static_cast<double>(span_ns);
   EXPECT_LE(total_share, 0.01) << "sampler " << 100 * total_share << "% of one core";
   const double counter_share =
       static_cast<double>(rig.sensor->spent_ns(ReadingKind::energy_counter_j)) / static_cast<double>(span_ns);
@@ -157,8 +160,8 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
 
 TEST(MeterBudget, ManyDearReadingsShareTheTotal) {
   // Every telemetry reading at 0.15 ms: each alone is under its 0.2% share (0.075% at 200 ms), but
-  // eleven of them with the rest exceed the sampler's 0.8%: telemetry is scaled down, the energy
-  // readings keep their rates.
+  // eleven of them with the rest exceed the sampler's 0.8%: telemetry is scaled down, the counter
+  // and the power readings keep their rates.
   std::map<ReadingKind, int64_t> costs;
   for (ReadingKind k : {ReadingKind::sm_clock_mhz, ReadingKind::mem_clock_mhz, ReadingKind::temperature_c,
                         ReadingKind::utilization_gpu_pct, ReadingKind::clock_event_reasons, ReadingKind::power_limit_w,

@@ -30,17 +30,24 @@ struct MeterOptions {
   // Power and thermal violation counters: cumulative, so a slow rate loses nothing over windows of
   // seconds, and on an H200 a read costs ~0.6 ms (at 200 ms that alone was 0.6% of a core).
   int64_t violation_interval_ns = 1'000'000'000;
-  // CPU budget of the sampler, in fractions of one core (docs/estimators.md, "Sampler CPU budget"). The sampler measures
-  // what each read costs (wall time of the call; an average over the recent reads) and reads a
-  // reading no more often than its share allows: the interval above is stretched, never shortened,
-  // when cost x reads per interval / interval exceeds the share. A token bucket enforces it, so
-  // extra reads (the counter grid re-probing) are paid for by later reads coming later. When the
-  // readings' shares in use add up to more than sampler_cpu_share, all are scaled down alike.
-  // 0 (or less) turns a limit off. The estimators use the readings actually taken, so a stretched
-  // interval widens the reported uncertainty instead of biasing the energy.
+  // CPU budget of the sampler, in fractions of one core (docs/estimators.md, "Sampler CPU
+  // budget"). The sampler measures what each read costs (wall time of the call, plus on real time
+  // the sampler thread's CPU for the rest of that step: waking up, bookkeeping; an average over the
+  // recent reads) and reads a reading no more often than its share allows: the interval above is
+  // stretched, never shortened, when cost x reads per interval / interval exceeds the share. A
+  // token bucket enforces it, so extra reads (the counter grid re-probing) are paid for by later
+  // reads coming later. When the shares in use add up to more than sampler_cpu_share, telemetry is
+  // scaled down first, then the energy readings. 0 (or less) turns a limit off. The estimators use
+  // the readings actually taken, so a stretched interval widens the reported uncertainty instead
+  // of biasing the energy.
   double counter_cpu_share = 0.006;  // the energy counter, the anchor of every estimate (0.6%)
   double reading_cpu_share = 0.002;  // each other reading of each domain (0.2%)
   double sampler_cpu_share = 0.008;  // all reads of all domains together (0.8%)
+  // Real time only: also charge each step's CPU besides the read (waking up, bookkeeping) to the
+  // reading that ran, so the budget bounds the sampler thread's whole CPU. Off by default: on a
+  // loaded VM a wake-up costs tens of us, and charging it cut the power readings to a few a second
+  // and made live energy slopes (wattlab serve) miss by 4-9% in tests/export/prometheus_integration.
+  bool budget_counts_step_cpu = false;
   // Bounded memory: readings kept per domain and kind (at 50 Hz, 2^18 is ~87 minutes). Windows
   // longer than that still come out right: the meter anchors each window edge as soon as it can.
   std::size_t timeline_capacity = 1u << 18;
