@@ -6,21 +6,13 @@
 #include <array>
 #include <cmath>
 
+#include "wattlab/report/gemm_analysis.h"  // param_number: "2^-5" and "0xFF" are numbers too
+
 namespace wattlab::report {
 namespace {
 
 constexpr std::array<const char*, 8> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                              "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::optional<double> as_number(const std::string& s) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
 
 std::string label_or(const WindowResult& w, const char* key, const char* fallback) {
   auto it = w.labels.find(key);
@@ -90,11 +82,11 @@ std::vector<GemmSweep> gemm_sweeps(const RunRecord& run) {
   }
   for (auto& sw : sweeps) {
     for (const auto& [engine, pts] : sw.engines)
-      for (const auto& pt : pts) sw.numeric = sw.numeric && as_number(pt.param_value).has_value();
+      for (const auto& pt : pts) sw.numeric = sw.numeric && param_number(pt.param_value).has_value();
     for (auto& [engine, pts] : sw.engines) {
       for (auto& pt : pts) {
         if (sw.numeric) {
-          pt.x = *as_number(pt.param_value);
+          pt.x = *param_number(pt.param_value);
           continue;
         }
         auto c = std::find(sw.categories.begin(), sw.categories.end(), pt.param_value);

@@ -96,3 +96,23 @@ TEST_F(HtmlReport, UnknownRunIsNotFound) {
   ASSERT_FALSE(html.ok());
   EXPECT_EQ(html.error().kind, ErrorKind::not_found);
 }
+
+// The study writes swept values as "2^-5" and "0xFF": the plots place them by value, as the tables do.
+TEST(GemmSweeps, PowersOfTwoAndHexArePlottedByValue) {
+  RunRecord run;
+  for (const char* v : {"2^4", "2^-1", "0x10"}) {
+    WindowResult w;
+    w.name = std::string("gemm_point ") + v;
+    w.labels = {{"kind", "gemm_point"}, {"experiment", "E1"}, {"param", "std"}, {"engine", "bf16"}, {"param_value", v}};
+    w.counts = {{"energy_per_gemm_j", 1.0}};
+    run.windows.push_back(w);
+  }
+  const auto sweeps = gemm_sweeps(run);
+  ASSERT_EQ(sweeps.size(), 1u);
+  EXPECT_TRUE(sweeps[0].numeric);
+  const auto& pts = sweeps[0].engines.at(0).second;
+  ASSERT_EQ(pts.size(), 3u);
+  EXPECT_DOUBLE_EQ(pts[0].x, 0.5);
+  EXPECT_DOUBLE_EQ(pts[1].x, 16);
+  EXPECT_DOUBLE_EQ(pts[2].x, 16);
+}
