@@ -203,6 +203,15 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
     (*run)->end(kExitFailure);
     return kExitFailure;
   }
+  if (outcome->measured > 0) {
+    const double n = static_cast<double>(outcome->measured);
+    io.out << fmt::format(
+        "time{}: {} points, per point {:.2f} s preparing, {:.2f} s warming up ({} of {} ended steady), {:.2f} s in "
+        "windows, {:.2f} s storing\n",
+        exec->simulated() ? " (SIMULATED clock)" : " (host wall clock)", outcome->measured, outcome->prepare_s / n,
+        outcome->warmup_s / n, outcome->warmup_steady, outcome->measured, outcome->window_s / n,
+        outcome->store_s / n);
+  }
   const char* again = "run the same command again to resume";
   int rc = kExitOk;
   if (!outcome->stopped) {

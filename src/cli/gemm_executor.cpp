@@ -34,7 +34,7 @@ Result<std::unique_ptr<lab::GemmExecutor>> make_sim(const GemmDeviceOptions& dev
   lab::SimExecutorOptions o;
   // A point's virtual slot holds the longest warm-up (plus one chunk), the window, and the 2 s
   // the previous point's collect() advances: nothing spills into the next point's slot.
-  o.slot_s = (p.warmup ? p.warmup_max_s + p.warmup_chunk_s : 0) + p.window_s + 5;
+  o.slot_s = (p.warmup ? std::max(p.warmup_max_s, p.first_warmup_min_s) + p.warmup_chunk_s : 0) + p.window_s + 5;
   o.sim_seed = dev.sim_seed;
   return lab::make_sim_executor(std::move(planned), o);
 }

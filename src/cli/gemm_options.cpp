@@ -59,7 +59,7 @@ void add_gemm_protocol_options(CLI::App& sub, GemmProtocolFlags& o, bool sweep) 
         ->check(CLI::Range(0.0, 3600.0))
         ->capture_default_str();
   }
-  sub.add_option("--warmup-max-s", o.warmup_max_s, "longest warm-up: stop waiting for a steady temperature, s")
+  sub.add_option("--warmup-max-s", o.warmup_max_s, "longest warm-up of a point (the first point: at least its minimum): stop waiting for a steady temperature, s")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   sub.add_option("--max-drift-c", o.max_drift_c, "steady: the temperature moved less than this over 10 s, degC")
@@ -75,7 +75,7 @@ lab::ProtocolOptions protocol_options(const GemmProtocolFlags& f) {
   p.window_s = f.window_s;
   p.warmup_min_s = f.warmup_min_s;
   p.first_warmup_min_s = f.first_warmup_min_s;
-  p.warmup_max_s = std::max(f.warmup_max_s, std::max(f.warmup_min_s, f.first_warmup_min_s));
+  p.warmup_max_s = std::max(f.warmup_max_s, f.warmup_min_s);  // the first point: its own minimum (protocol.h)
   p.max_drift_c = f.max_drift_c;
   p.warmup = !f.fidelity;
   return p;

@@ -195,16 +195,14 @@ class CudaExecutor final : public GemmExecutor {
     if (ready_) {
       if (auto e = cudaStreamSynchronize(stream_); e != cudaSuccess) return cuda_error(e, "cudaStreamSynchronize");
     }
-    res_.release();
+    const auto t0 = std::chrono::steady_clock::now();
+    res_.release();  // the previous point's buffers and graph
+    const double release_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     spec_ = spec;
     host_until_ = {};
-    switch (spec.control) {
-      case Control::none: return prepare_gemm(spec, target_replay_s);
-      case Control::rest: return prepare_rest(spec, target_replay_s);
-      case Control::toggle: return prepare_toggle(spec, target_replay_s);
-      case Control::idle: return prepare_idle(spec, target_replay_s);
-    }
-    return Error{ErrorKind::internal, "unknown control", ""};
+    auto p = prepare_point(spec, target_replay_s);
+    if (p) p->step_s["release"] = release_s;
+    return p;
   }
 
   Status launch(int64_t replays) override {
@@ -236,6 +234,16 @@ class CudaExecutor final : public GemmExecutor {
   WindowResult window_result(WindowId id) override { return meter_->wait_result(id, std::chrono::seconds(10)); }
 
  private:
+  Result<Prepared> prepare_point(const GemmSpec& spec, double target_replay_s) {
+    switch (spec.control) {
+      case Control::none: return prepare_gemm(spec, target_replay_s);
+      case Control::rest: return prepare_rest(spec, target_replay_s);
+      case Control::toggle: return prepare_toggle(spec, target_replay_s);
+      case Control::idle: return prepare_idle(spec, target_replay_s);
+    }
+    return Error{ErrorKind::internal, "unknown control", ""};
+  }
+
   Result<Prepared> prepare_gemm(const GemmSpec& spec, double target_replay_s) {
     if (auto st = init_context(); !st) return st.error();
     const EngineSpec& es = lab::spec(spec.engine);
@@ -248,14 +256,22 @@ class CudaExecutor final : public GemmExecutor {
     auto rb = parse_recipe(spec.recipe_b);
     if (!rb) return rb.error();
     const std::size_t c_count = static_cast<std::size_t>(spec.m) * static_cast<std::size_t>(spec.n);
+    Prepared p;
+    auto t_step = std::chrono::steady_clock::now();
+    auto step_done = [&](const char* name) {
+      const auto now = std::chrono::steady_clock::now();
+      p.step_s[name] = std::chrono::duration<double>(now - t_step).count();
+      t_step = now;
+    };
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.a, storage_bytes(sa)));
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.b, storage_bytes(sb)));
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.c, c_count * size_bytes(es.out)));
     if (auto st = generate_gpu(*ra, sa, spec.seed, res_.a, stream_); !st) return st.error();
     if (auto st = generate_gpu(*rb, sb, spec.seed, res_.b, stream_); !st) return st.error();
-
-    Prepared p;
+    WATTLAB_CUDA_TRY(cudaStreamSynchronize(stream_));
+    step_done("generate");
     if (auto st = input_stats(sa, sb, p); !st) return st.error();
+    step_done("stats");
     if (auto st = setup_matmul(spec, es); !st) return st.error();
 
     // One GEMM, then the checks on its output.
@@ -267,6 +283,7 @@ class CudaExecutor final : public GemmExecutor {
     auto rel = spot_check(spec, es, sa, sb);
     if (!rel) return rel.error();
     p.rel_error = *rel;
+    step_done("check");
 
     // Calibrate: the time of one GEMM (after two to settle), then the graph's size from it.
     for (int i = 0; i < 2; ++i)
@@ -295,6 +312,7 @@ class CudaExecutor final : public GemmExecutor {
       p.replay_s = *replay;
     }
     replay_s_ = p.replay_s;
+    step_done("capture");
     return p;
   }
 

@@ -30,19 +30,22 @@ std::optional<double> temperature_drift_c(const Meter& meter, std::size_t d, dou
 Result<PendingPoint> run_point(GemmExecutor& exec, const GemmSpec& spec, const ProtocolOptions& opt, bool first,
                                const std::string& window_name) {
   if (!(opt.window_s > 0)) return Error{ErrorKind::invalid_argument, fmt::format("window {} s must be positive", opt.window_s), ""};
+  Clock& clock = exec.clock();
+  const int64_t t_prepare_ns = clock.now_ns();
   auto prepared = exec.prepare(spec, opt.replay_target_s);
   if (!prepared) return prepared.error();
   PendingPoint p;
+  p.prepare_s = ns_to_s(clock.now_ns() - t_prepare_ns);
   p.spec = spec;
   p.prepared = *prepared;
   const double replay_s = std::max(p.prepared.replay_s, 1e-6);
   Meter& meter = exec.meter();
-  Clock& clock = exec.clock();
   const auto d = gpu_domain_index(meter.domains());
 
   if (opt.warmup) {
     const int64_t t0 = clock.now_ns();
     const double min_s = first ? std::max(opt.first_warmup_min_s, opt.warmup_min_s) : opt.warmup_min_s;
+    const double max_s = std::max(opt.warmup_max_s, min_s);
     const auto chunk = std::max<int64_t>(1, std::llround(opt.warmup_chunk_s / replay_s));
     for (;;) {
       if (auto st = exec.launch(chunk); !st) return st.error();
@@ -57,7 +60,7 @@ Result<PendingPoint> run_point(GemmExecutor& exec, const GemmSpec& spec, const P
           break;
         }
       }
-      if (p.warmup_s >= opt.warmup_max_s) break;
+      if (p.warmup_s >= max_s) break;
     }
   }
 
@@ -82,6 +85,7 @@ WindowResult collect(GemmExecutor& exec, const PendingPoint& p, std::map<std::st
   c["gemms_per_replay"] = static_cast<double>(p.prepared.gemms_per_replay);
   c["replay_s"] = p.prepared.replay_s;
   c["window_s"] = dur_s;
+  c["prepare_s"] = p.prepare_s;
   c["warmup_s"] = p.warmup_s;
   c["warmup_steady"] = p.warmup_steady ? 1 : 0;
   if (p.warmup_drift_c) c["warmup_drift_c"] = *p.warmup_drift_c;
@@ -91,6 +95,7 @@ WindowResult collect(GemmExecutor& exec, const PendingPoint& p, std::map<std::st
   else if (p.prepared.rel_error) c["rel_error_nonfinite"] = 1;
   c["nonfinite_fraction"] = p.prepared.nonfinite_fraction;
   for (const auto& [k, v] : p.prepared.input_stats) c["input_" + k] = v;
+  for (const auto& [k, v] : p.prepared.step_s) c["prepare_" + k + "_s"] = v;
   const auto d = gpu_domain_index(exec.meter().domains());
   if (d && *d < r.domains.size() && r.domains[*d].available) {
     const DomainEnergy& e = r.domains[*d];

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
+#include "wattlab/core/units.h"
+
 namespace wattlab::lab {
 
 Result<std::set<int>> completed_points(const Store& store, const std::string& sweep_id) {
@@ -54,16 +58,31 @@ Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedP
                                const std::atomic<bool>* stop, std::size_t max_points,
                                const std::function<bool()>& stop_before_next) {
   SweepOutcome out;
-  std::optional<std::pair<PendingPoint, const PlannedPoint*>> pending;
-  auto flush = [&]() -> Status {
-    if (!pending) return {};
-    const WindowResult r = collect(exec, pending->first, point_labels(plan, *pending->second, exec.simulated()));
-    pending.reset();
+  // Points whose window is closed but not stored yet, oldest first. A result is final once the
+  // counter and the sample buffer have published past the window's end (about 2 s on the H200 at
+  // the default 1 s reads): two points in flight keep the GPU from waiting for that.
+  constexpr std::size_t kInFlight = 2;
+  std::deque<std::pair<PendingPoint, const PlannedPoint*>> pending;
+  auto store_oldest = [&]() -> Status {
+    const auto [pt, planned] = std::move(pending.front());
+    pending.pop_front();
+    const WindowResult r = collect(exec, pt, point_labels(plan, *planned, exec.simulated()));
+    out.window_s += r.dur_s();
     if (auto st = store.add_window(run, r); !st) return st;
     std::vector<TimedReading> readings;
     exec.meter().drain_readings(readings);
     if (!readings.empty())
       if (auto st = store.append_readings(run, readings); !st) return st;
+    return {};
+  };
+  // Stores the oldest points until at most `keep` are left in flight.
+  auto flush = [&](std::size_t keep) -> Status {
+    while (pending.size() > keep) {
+      const int64_t t0_ns = exec.clock().now_ns();
+      Status st = store_oldest();
+      out.store_s += ns_to_s(exec.clock().now_ns() - t0_ns);
+      if (!st) return st;
+    }
     return {};
   };
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -77,14 +96,18 @@ Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedP
                                          p.param_value, p.spec.m, p.spec.n, p.spec.k, p.spec.seed);
     if (progress) progress->start(what, exec.clock().now_ns());
     auto point = run_point(exec, p.spec, opt, i == 0, fmt::format("gemm_point {}", p.index));
-    // The previous point's result is final by now: store it before anything can fail.
-    if (auto st = flush(); !st) return st.error();
+    // Earlier points' results are final by now: store them before anything can fail (all of
+    // them when this point failed).
+    if (auto st = flush(point ? kInFlight - 1 : 0); !st) return st.error();
     if (!point) return Error{point.error().kind, what + ": " + point.error().what, point.error().hint};
-    pending.emplace(std::move(*point), &p);
+    out.prepare_s += point->prepare_s;
+    out.warmup_s += point->warmup_s;
+    out.warmup_steady += point->warmup_steady ? 1 : 0;
+    pending.emplace_back(std::move(*point), &p);
     ++out.measured;
     if (progress) progress->finish(exec.clock().now_ns());
   }
-  if (auto st = flush(); !st) return st.error();
+  if (auto st = flush(0); !st) return st.error();
   if (progress) progress->done();
   return out;
 }

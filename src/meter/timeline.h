@@ -89,6 +89,8 @@ class Timeline {
   void accumulate_power(int64_t& to_ns, double& energy_j, int64_t& unmeasured_ns) const;
   bool has_counter() const { return has_counter_; }
   bool has_samples() const { return has_samples_; }
+  // A reading integrate_power() can use (sample buffer or instant power).
+  bool has_power_shape() const { return has_samples_ || has_instant_; }
   int64_t counter_update_ns() const { return counter_update_ns_; }
   double counter_resolution_j() const { return counter_res_j_; }
 

@@ -45,6 +45,9 @@ struct Prepared {
   std::optional<double> rel_error;  // spot check of C against the float64 reference
   double nonfinite_fraction = 0;    // share of C entries that are inf or NaN after one GEMM
   std::map<std::string, double> input_stats;  // bit statistics of A and B ("a_popcount_frac", ...)
+  // Host wall time of each preparation step, s ("generate", "stats", "check", "capture"): where a
+  // point's time goes besides warm-up and window (stored as counts prepare_<step>_s).
+  std::map<std::string, double> step_s;
 };
 
 class GemmExecutor {

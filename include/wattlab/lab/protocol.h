@@ -15,7 +15,9 @@ struct ProtocolOptions {
   double window_s = 10.0;          // the measurement window
   double replay_target_s = 0.075;  // one graph replay: 50-100 ms
   // Warm-up: at least min_s (first_min_s for the first point of a run: a cold GPU), then until
-  // the temperature moved less than max_drift_c over the last slope_window_s, at most max_s.
+  // the temperature moved less than max_drift_c over the last slope_window_s, at most
+  // max(max_s, that point's minimum) (a short max_s with a long first minimum: the first point
+  // warms up for its minimum, the others stop waiting after max_s).
   double first_warmup_min_s = 10.0;
   double warmup_min_s = 2.0;
   double warmup_max_s = 60.0;
@@ -33,6 +35,7 @@ struct PendingPoint {
   Prepared prepared;
   int64_t gemms = 0;
   int64_t replays = 0;
+  double prepare_s = 0;  // inputs, checks, graph capture (host wall time)
   double warmup_s = 0;
   bool warmup_steady = false;
   std::optional<double> warmup_drift_c;  // temperature change over the last slope window

@@ -27,6 +27,10 @@ std::map<std::string, std::string> point_labels(const SweepPlan& plan, const Pla
 struct SweepOutcome {
   std::size_t measured = 0;
   bool stopped = false;  // `stop` was raised (or max_points reached) before the end
+  // Where the time went, summed over the measured points (the executor's clock): preparing
+  // (inputs, checks, graph capture), warming up, inside windows, and collecting plus storing.
+  double prepare_s = 0, warmup_s = 0, window_s = 0, store_s = 0;
+  std::size_t warmup_steady = 0;  // points whose warm-up ended on a steady temperature
 };
 
 // Measures `points` (already without the completed ones) with `exec` into `run` of `store`.
