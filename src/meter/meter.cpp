@@ -98,6 +98,7 @@ class Meter::Impl {
     live_.resize(refs_.size());
     accum_.resize(refs_.size());
     start_ns_ = clock.now_ns();
+    window_ops_.reserve(256);
     fail_streak_.assign(refs_.size() * kReadingKindCount, 0);
     const int64_t now = clock_.now_ns();
     for (uint32_t d = 0; d < refs_.size(); ++d)
@@ -438,6 +439,7 @@ class Meter::Impl {
   // windows before the newest counter point are looked at, in time order. At most `max_final`
   // results are built; returns true when more are ready (the caller may drop the lock in between).
   bool process_windows(std::size_t max_final = SIZE_MAX) {
+    apply_window_ops();
     horizon_.resize(refs_.size());
     int64_t h_max = INT64_MIN, h_min = INT64_MAX;
     for (std::size_t d = 0; d < refs_.size(); ++d) {
@@ -518,9 +520,33 @@ class Meter::Impl {
     }
   }
 
+  // open() and close() only append here; the map and lists are updated later, off the caller's
+  // path (a window costs the caller a lock and a push_back, no allocation: the names of the
+  // usual windows fit std::string's small buffer). Caller holds mu_.
+  void apply_window_ops() {
+    for (WindowOp& op : window_ops_) {
+      if (op.open) {
+        new_window(op.id, op.name, op.t_ns, -1);
+        continue;
+      }
+      auto it = windows_.find(op.id);
+      if (it != windows_.end() && it->second.b_ns < 0) {
+        it->second.b_ns = op.t_ns;
+        closed_.emplace(op.t_ns, op.id);
+      }
+    }
+    window_ops_.clear();
+  }
+
+  // Whether `id` was opened and is still kept (its result not dropped). Caller holds mu_.
+  bool window_known(WindowId id) const {
+    // Ids past the newest applied one are waiting in window_ops_ (ids are handed out in order).
+    return (id > applied_max_id_ && id < next_id_) || windows_.count(id) > 0;
+  }
+
   // A new window's edges: listed for anchoring and, once closed, for finalizing. Caller holds mu_.
-  WindowRec& new_window(std::string_view name, int64_t a_ns, int64_t b_ns) {
-    const WindowId id = next_id_++;
+  WindowRec& new_window(WindowId id, std::string_view name, int64_t a_ns, int64_t b_ns) {
+    applied_max_id_ = std::max(applied_max_id_, id);
     WindowRec& w = windows_[id];
     w.id = id;
     w.name = std::string(name);
@@ -657,6 +683,14 @@ class Meter::Impl {
   std::atomic<int64_t> end_timeout_ns_{4'000'000'000};  // see update_end_timeout()
   std::deque<WindowId> finished_;  // final, oldest first; trimmed to finished_window_capacity
   WindowId next_id_ = 1;
+  struct WindowOp {
+    WindowId id = 0;
+    int64_t t_ns = 0;
+    bool open = false;
+    std::string name;
+  };
+  std::vector<WindowOp> window_ops_;  // open/close calls not applied yet, in call order
+  WindowId applied_max_id_ = 0;       // newest id in windows_ (or dropped from it)
   std::vector<MeterEvent> events_;
   std::vector<TimedReading> export_;
   std::size_t export_dropped_ = 0;
@@ -710,29 +744,29 @@ WindowId Meter::open(std::string_view name, const std::function<void()>& sync) {
   if (sync) sync();
   const int64_t t = impl_->clock_.now_ns();
   std::lock_guard lk(impl_->mu_);
-  return impl_->new_window(name, t, -1).id;
+  const WindowId id = impl_->next_id_++;
+  impl_->window_ops_.push_back({id, t, true, std::string(name)});
+  return id;
 }
 
 void Meter::close(WindowId id, const std::function<void()>& sync) {
   if (sync) sync();
   const int64_t t = impl_->clock_.now_ns();
   std::lock_guard lk(impl_->mu_);
-  auto it = impl_->windows_.find(id);
-  if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::close: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
-  if (it->second.b_ns < 0) {
-    it->second.b_ns = t;
-    impl_->closed_.emplace(t, id);
-  }
+  if (!impl_->window_known(id)) throw std::invalid_argument("Meter::close: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
+  impl_->window_ops_.push_back({id, t, false, {}});
 }
 
 WindowId Meter::add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns) {
   if (t_end_ns < t_begin_ns) throw std::invalid_argument("Meter::add_window: end before begin");
   std::lock_guard lk(impl_->mu_);
-  return impl_->new_window(name, t_begin_ns, t_end_ns).id;
+  impl_->apply_window_ops();  // ids stay in call order
+  return impl_->new_window(impl_->next_id_++, name, t_begin_ns, t_end_ns).id;
 }
 
 std::optional<WindowResult> Meter::result(WindowId id) const {
   std::lock_guard lk(impl_->mu_);
+  impl_->apply_window_ops();
   auto it = impl_->windows_.find(id);
   if (it == impl_->windows_.end()) return std::nullopt;
   return it->second.final_result;
@@ -740,6 +774,7 @@ std::optional<WindowResult> Meter::result(WindowId id) const {
 
 WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) {
   std::unique_lock lk(impl_->mu_);
+  impl_->apply_window_ops();
   auto it = impl_->windows_.find(id);
   if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::wait_result: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
   if (impl_->clock_.is_virtual() || !impl_->started_) {
@@ -753,6 +788,7 @@ WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) 
 
 WindowResult Meter::provisional_result(WindowId id) const {
   std::lock_guard lk(impl_->mu_);
+  impl_->apply_window_ops();
   auto it = impl_->windows_.find(id);
   if (it == impl_->windows_.end()) throw std::invalid_argument("Meter::provisional_result: no window " + std::to_string(id) + " (unknown, or its result was dropped: only the newest finished_window_capacity are kept)");
   if (it->second.final_result) return *it->second.final_result;
