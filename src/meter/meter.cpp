@@ -123,7 +123,13 @@ class Meter::Impl {
         }
         break;
       case ReadingKind::power_instant_w:
-      case ReadingKind::power_average_w: t.interval_ns = opt_.power_interval_ns; break;
+      case ReadingKind::power_average_w:
+        t.interval_ns = opt_.power_interval_ns;
+        // Where the sample buffer gives the shape, these fields only cross-check it, and reads
+        // faster than twice per refresh (NVML: every 100 ms) return the value already read.
+        if (m.update_period_ns > 0 && refs_[d].domain.model.supports(ReadingKind::power_sample_w))
+          t.interval_ns = std::max(t.interval_ns, m.update_period_ns / 2);
+        break;
       case ReadingKind::power_sample_w: t.interval_ns = opt_.samples_interval_ns; break;
       case ReadingKind::power_violation_ns:
       case ReadingKind::thermal_violation_ns: t.interval_ns = opt_.violation_interval_ns; break;

@@ -111,9 +111,10 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
   // Samples: 0.6 ms at 0.2% would allow every 0.3 s: the configured 1 s stays (or a little more).
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.0);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.2);
-  // Cheap readings stay near their configured intervals.
-  EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.020);
-  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.025);
+  // Cheap readings stay near their intervals: the power fields, with a sample buffer beside them,
+  // at half their 100 ms refresh (MeterOptions::power_interval_ns is the shortest).
+  EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.050);
+  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.055);
   EXPECT_GT(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.2);  // scaled with telemetry
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 1.5);
 
@@ -178,7 +179,7 @@ TEST(MeterBudget, ManyDearReadingsShareTheTotal) {
   EXPECT_GT(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.25);  // stretched from 0.2 s
   const double probe_share = (100e6 + 4.2e6) / static_cast<double>(span_ns);  // the uncharged first probe
   EXPECT_LE(total_share, rig.meter->options().sampler_cpu_share * 1.02 + probe_share);
-  EXPECT_NEAR(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.020, 0.002);
+  EXPECT_NEAR(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.050, 0.002);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::energy_counter_j), 1.01);
 }
 
