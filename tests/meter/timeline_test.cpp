@@ -57,4 +57,22 @@ TEST(Timeline, WithoutShapeFallsBackToLinearWithHonestUncertainty) {
   EXPECT_GT(e.u_shape_j, 20.0);  // the 100 J could have fallen on either side
 }
 
+TEST(Timeline, UnevenSampleSpacingStillShapes) {
+  // The H200's buffer: nominally 20 ms, but gaps of 22-45 ms are common. A short gap is held back
+  // to the previous sample; a long one (here 100 ms) stays a hole.
+  Timeline tl(counter_and_samples(), 1024);
+  int64_t t = 0;
+  for (int64_t gap_ms : {20, 43, 17, 25, 20, 31, 20, 24})
+    tl.add_sample({t += gap_ms * 1'000'000, ReadingKind::power_sample_w, 200.0});
+  tl.add_counter(0.0, 0, 1'000'000);
+  tl.add_counter(40.0, 200'000'000, 1'000'000);  // 200 ms at 200 W
+  const EdgeEstimate e = tl.energy_at(100'000'000);
+  ASSERT_TRUE(e.ok && e.covered);
+  EXPECT_EQ(e.estimator, "counter+samples");
+  EXPECT_NEAR(e.energy_j, 20.0, 1e-9);
+  tl.add_sample({t += 100'000'000, ReadingKind::power_sample_w, 200.0});
+  tl.add_counter(80.0, 400'000'000, 1'000'000);
+  EXPECT_NE(tl.energy_at(250'000'000).estimator, "counter+samples");
+}
+
 }  // namespace wattlab
