@@ -265,6 +265,9 @@ Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Read
     if (b.last_sample_ns >= 0) first = std::max(first, b.last_sample_ns + S);
     for (int64_t s = first; s <= newest; s += S) {
       const int64_t j = floor_div(s - b.sample_phase_ns, S);
+      if (config_.sample_miss_fraction > 0 &&
+          unit_uniform(splitmix64(b.seed ^ 0x5a5a5a5aULL ^ static_cast<uint64_t>(j))) < config_.sample_miss_fraction)
+        continue;  // the driver skipped this sample
       const double v = b.gain * mean_power(b, s - config_.sample_window_ns, s) + noise(b, kind, j);
       out.push_back(Reading{s + origin_ns_, kind, v, cost});
     }

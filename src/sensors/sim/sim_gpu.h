@@ -35,6 +35,9 @@ struct SimConfig {
   int64_t sample_spacing_ns = 20'000'000;
   int64_t sample_window_ns = 20'000'000;  // what one buffered sample averages (undocumented by NVIDIA)
   std::size_t sample_buffer_depth = 119;
+  // Share of buffer samples the driver skips (each skip leaves a 2x gap). An H200's buffer is
+  // uneven: 17.5% of 22,249 gaps were 22-45 ms at a nominal 20 ms (docs/results/gemm-h200.md).
+  double sample_miss_fraction = 0;
 };
 
 class SimGpu final : public Sensor {
