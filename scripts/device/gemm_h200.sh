@@ -7,7 +7,7 @@
 # and stops between points; the next call with the same database resumes where it stopped:
 #   (here)   cmake --preset cuda && cmake --build --preset cuda -j2   (libs in build/cuda/lib)
 #   (device) run(command="bash scripts/device/gemm_h200.sh", carry=["build/cuda", "build/gemm-h200"])
-#   (here)   mkdir -p build/gemm-h200 && gunzip -c FILES_AT/gemm.db.gz > build/gemm-h200/gemm.db
+#   (here)   mkdir -p build/gemm-h200 && gunzip -c FILES_AT/gemm.db.gz > build/gemm-h200/study.db
 #   ... again until summary.txt says "study complete".
 # Order inside a call: the accuracy check (first call only), the study, then the repeat sweep.
 # Outputs under $OUT (8 files): state.txt (nvidia-smi -q), check.txt, study.log, repeat.log,
@@ -19,7 +19,10 @@ cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/wattlab-gemm-out}"
 mkdir -p "$OUT"
 WATTLAB="${WATTLAB:-build/cuda/src/cli/wattlab}"
-DB="${DB:-build/gemm-h200/gemm.db}"
+# study.db, not the gemm.db of 2026-12-03: those 254 points were measured before the meter let the
+# uneven sample buffer shape short windows (docs/results/gemm-h200.md), and the same protocol would
+# resume them.
+DB="${DB:-build/gemm-h200/study.db}"
 BUDGET_MIN="${BUDGET_MIN:-8.5}"
 WINDOW_S="${WINDOW_S:-0.6}"
 WARMUP_S="${WARMUP_S:-0.3}"
