@@ -28,7 +28,8 @@ WINDOW_S="${WINDOW_S:-0.6}"
 WARMUP_S="${WARMUP_S:-0.3}"
 # 658 points in 20 minutes leave no room to wait for a steady temperature at every point (it took
 # 2.5 s a point on average on 2026-12-03); the interleaved reference points track the drift instead.
-WARMUP_MAX_S="${WARMUP_MAX_S:-1.0}"
+# 0.5 s is one warm-up chunk: about 0.2 + 0.5 + 0.6 s a point (prepare, warm-up, window), ~15 min.
+WARMUP_MAX_S="${WARMUP_MAX_S:-0.5}"
 FIRST_WARMUP_S="${FIRST_WARMUP_S:-10}"
 MAX_VALUES="${MAX_VALUES:-3}"
 ENGINES="${ENGINES:-bf16,fp16,fp16acc16,fp32,fp8e4m3,int8}"
