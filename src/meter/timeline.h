@@ -116,6 +116,7 @@ class Timeline {
   PieceSource samples_;
   PieceSource instant_;
   std::optional<Reading> last_instant_;
+  int64_t instant_lag_ns_ = 0;  // mean age of an instant power value when read (add_instant)
   std::vector<RingBuffer<Reading>> other_;  // indexed by ReadingKind
   RingBuffer<std::pair<int64_t, ReadingKind>> failures_;
   RingBuffer<int64_t> resets_;

@@ -75,4 +75,36 @@ TEST(Timeline, UnevenSampleSpacingStillShapes) {
   EXPECT_NE(tl.energy_at(250'000'000).estimator, "counter+samples");
 }
 
+TEST(Timeline, InstantPowerShapeIsShiftedByItsAge) {
+  // Counter and instant power only. The instant value refreshes every 100 ms with the mean of the
+  // 25 ms before the refresh (NVML's field on A100/H100/H200), so a read sees a value ~62.5 ms old.
+  Domain d;
+  d.id = "gpu:0";
+  ReadingModel c;
+  c.kind = ReadingKind::energy_counter_j;
+  c.update_period_ns = 100'000'000;
+  c.resolution = 1e-3;
+  ReadingModel i;
+  i.kind = ReadingKind::power_instant_w;
+  i.update_period_ns = 100'000'000;
+  i.averaging_window_ns = 25'000'000;
+  d.model.readings = {c, i};
+  Timeline tl(d, 1024);
+  // 100 W until 500 ms, then 300 W. Read every 20 ms from 0 to 1200 ms.
+  auto power = [](int64_t t_ns) { return t_ns < 500'000'000 ? 100.0 : 300.0; };
+  for (int64_t t = 0; t <= 1'200'000'000; t += 20'000'000) {
+    const int64_t refresh = t / 100'000'000 * 100'000'000;
+    // The mean over [refresh - 25 ms, refresh]: the step at 500 ms falls on a refresh boundary.
+    tl.add_instant({t, ReadingKind::power_instant_w, power(refresh - 1)});
+  }
+  tl.add_counter(0.0, 0, 1'000'000);
+  tl.add_counter(200.0, 1'000'000'000, 1'000'000);  // 50 J + 150 J
+  const EdgeEstimate e = tl.energy_at(500'000'000);
+  ASSERT_TRUE(e.ok && e.covered);
+  EXPECT_EQ(e.estimator, "counter+instant");
+  // Truth 50 J. Held from read to read without the shift, the step shows up 100-120 ms late in
+  // the shape and the edge read 54.3 J; shifted, within 3 J.
+  EXPECT_NEAR(e.energy_j, 50.0, 3.0) << e.energy_j;
+}
+
 }  // namespace wattlab
