@@ -194,7 +194,8 @@ void Timeline::add_sample(const Reading& r) {
 }
 
 void Timeline::add_instant(const Reading& r) {
-  // Held from the previous read to this one: a coarse shape, used only without a sample buffer.
+  // Held from the previous read to this one: a coarse shape, used where the sample buffer is
+  // missing or has a hole.
   // Shifted back by the value's mean age: it averages the last `window` before a refresh every
   // `period`, so at a read it is period/2 + window/2 old on average (62.5 ms on NVML; the H200's
   // stored readings matched the sample buffer best at 60 ms). Unshifted, the shape lagged the load
