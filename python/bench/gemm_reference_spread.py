@@ -16,22 +16,12 @@ import sqlite3
 import statistics
 import sys
 
+from store_power import hold_back, sample_buffer
+
 
 def one(db, sql, args):
     row = db.execute(sql, args).fetchone()
     return row[0] if row else None
-
-
-def sample_energy_j(db, run, a_ns, b_ns):
-    rows = db.execute(
-        "select t_ns, value from readings where run_id=? and domain_index=0 and kind='power_sample_w'"
-        " and t_ns between ? and ? order by t_ns", (run, a_ns - 200_000_000, b_ns + 200_000_000)).fetchall()
-    energy_j = 0.0
-    for (t0, _), (t1, watts) in zip(rows, rows[1:]):
-        lo, hi = max(t0, a_ns), min(t1, b_ns)
-        if hi > lo:
-            energy_j += watts * (hi - lo) * 1e-9
-    return energy_j
 
 
 def cv_pct(xs):
@@ -50,6 +40,7 @@ def main():
         print(f"gemm_reference_spread: {args.db}: {e}", file=sys.stderr)
         return 2
     groups = {}
+    buffers = {run: sample_buffer(db, run) for run in runs}
     for row, run, a_ns, b_ns in db.execute(
             "select window_row, run_id, t_begin_ns, t_end_ns from windows order by t_begin_ns").fetchall():
         if run not in runs:
@@ -64,7 +55,7 @@ def main():
             continue
         mj = 1e3 / gemms
         groups.setdefault((label("engine"), label("M")), []).append(
-            (dom[0] * mj, dom[1] / dom[0] * 100, sample_energy_j(db, run, a_ns, b_ns) * mj,
+            (dom[0] * mj, dom[1] / dom[0] * 100, hold_back(*buffers[run], a_ns, b_ns)[0] * mj,
              dom[2] * mj if dom[2] is not None else float("nan")))
     if not groups:
         print(f"gemm_reference_spread: no reference points in runs {runs} of {args.db}", file=sys.stderr)

@@ -8,9 +8,10 @@ lag with the smallest rms difference (docs/results/gemm-h200.md; the meter shift
 shape by refresh/2 + window/2). Exit 0, or 2 on bad input.
 """
 import argparse
-import bisect
 import sqlite3
 import sys
+
+from store_power import hold_back, sample_buffer
 
 
 def main():
@@ -24,26 +25,16 @@ def main():
         rows = lambda kind: db.execute(
             "select t_ns, value from readings where run_id=? and domain_index=0 and kind=? order by t_ns",
             (args.run, kind)).fetchall()
-        samples = rows("power_sample_w")
+        st, sv = sample_buffer(db, args.run)
     except sqlite3.Error as e:
         print(f"instant_lag: {args.db}: {e}", file=sys.stderr)
         return 2
-    if len(samples) < 2:
+    if len(st) < 2:
         print(f"instant_lag: run {args.run} of {args.db} has no sample-buffer readings", file=sys.stderr)
         return 2
-    st = [t for t, _ in samples]
-    sv = [v for _, v in samples]
-
     def sample_mean_w(a_ns, b_ns):
-        i = max(bisect.bisect_right(st, a_ns), 1)
-        energy = covered = 0.0
-        while i < len(st) and st[i - 1] < b_ns:
-            lo, hi = max(st[i - 1], a_ns), min(st[i], b_ns)
-            if hi > lo:
-                energy += sv[i] * (hi - lo)
-                covered += hi - lo
-            i += 1
-        return energy / covered if covered else None
+        energy_j, covered_ns = hold_back(st, sv, int(a_ns), int(b_ns))
+        return energy_j / (covered_ns * 1e-9) if covered_ns else None
 
     def rms_w(readings, lag_ms, window_ms):
         err, n = 0.0, 0

@@ -4,7 +4,8 @@
 
 namespace wattlab {
 
-Domain counter_and_samples() {
+// An H200-like energy counter (100 ms updates, 1 mJ) and one power reading that shapes it.
+Domain counter_and(ReadingKind shape, int64_t update_period_ns, int64_t averaging_window_ns) {
   Domain d;
   d.id = "gpu:0";
   ReadingModel c;
@@ -12,12 +13,14 @@ Domain counter_and_samples() {
   c.update_period_ns = 100'000'000;
   c.resolution = 1e-3;
   ReadingModel s;
-  s.kind = ReadingKind::power_sample_w;
-  s.update_period_ns = 20'000'000;
-  s.averaging_window_ns = 20'000'000;
+  s.kind = shape;
+  s.update_period_ns = update_period_ns;
+  s.averaging_window_ns = averaging_window_ns;
   d.model.readings = {c, s};
   return d;
 }
+
+Domain counter_and_samples() { return counter_and(ReadingKind::power_sample_w, 20'000'000, 20'000'000); }
 
 TEST(Timeline, ShapesBetweenCounterPointsWithSamples) {
   Timeline tl(counter_and_samples(), 1024);
@@ -78,18 +81,7 @@ TEST(Timeline, UnevenSampleSpacingStillShapes) {
 TEST(Timeline, InstantPowerShapeIsShiftedByItsAge) {
   // Counter and instant power only. The instant value refreshes every 100 ms with the mean of the
   // 25 ms before the refresh (NVML's field on A100/H100/H200), so a read sees a value ~62.5 ms old.
-  Domain d;
-  d.id = "gpu:0";
-  ReadingModel c;
-  c.kind = ReadingKind::energy_counter_j;
-  c.update_period_ns = 100'000'000;
-  c.resolution = 1e-3;
-  ReadingModel i;
-  i.kind = ReadingKind::power_instant_w;
-  i.update_period_ns = 100'000'000;
-  i.averaging_window_ns = 25'000'000;
-  d.model.readings = {c, i};
-  Timeline tl(d, 1024);
+  Timeline tl(counter_and(ReadingKind::power_instant_w, 100'000'000, 25'000'000), 1024);
   // 100 W until 500 ms, then 300 W. Read every 20 ms from 0 to 1200 ms.
   auto power = [](int64_t t_ns) { return t_ns < 500'000'000 ? 100.0 : 300.0; };
   for (int64_t t = 0; t <= 1'200'000'000; t += 20'000'000) {
