@@ -179,6 +179,10 @@ int main(int argc, char** argv) {
   std::printf("reads put off by the CPU budget: %llu of %llu; time inside reads by the meter's own count: %.4f s\n",
               static_cast<unsigned long long>(snap.sampler.stretched_reads),
               static_cast<unsigned long long>(snap.sampler.reads), static_cast<double>(snap.sampler.read_ns) * 1e-9);
+  std::printf("thread CPU governor (target %.2f %% of one core for the whole thread): outside paid reads %.3f %%, "
+              "so all reads may use %.3f %% (configured %.2f %%)\n",
+              100.0 * meter.options().sampler_thread_cpu_share, 100.0 * snap.sampler.rest_cpu_share,
+              100.0 * snap.sampler.read_cpu_share, 100.0 * meter.options().sampler_cpu_share);
 
   std::printf("reads per domain and reading kind over %.3f s:\n", wall_s);
   std::printf("  %-10s %-26s %8s %9s %8s %10s %12s %12s %12s\n", "domain", "kind", "reads", "reads/s", "failed",

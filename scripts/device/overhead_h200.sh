@@ -15,7 +15,7 @@
 #            (builds the benchmarks too and copies Google Benchmark's shared library to build/cuda/lib)
 #   (device) LD_LIBRARY_PATH=$PWD/build/cuda/lib OUT=... bash scripts/device/overhead_h200.sh
 # Outputs under $OUT: nvidia-smi-q.txt, sampler-sim.txt, window-sim.txt, run.json, load.json,
-# run.log, summary.txt (the PASS/FAIL lines). Knobs: WATTLAB, LOAD, BENCH, SAMPLER_S.
+# run.log, summary.txt (the PASS/FAIL lines), overhead.db.gz (the store of part 3). Knobs: WATTLAB, LOAD, BENCH, SAMPLER_S.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/wattlab-overhead-out}"
@@ -84,5 +84,8 @@ echo "(3) nvml_check: exit ${PIPESTATUS[0]}" | tee -a "$S"
 nvidia-smi --query-gpu=pstate,clocks.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | sed 's/^/after: /' | tee -a "$S"
 echo "== verdicts (wall time $(( $(date +%s) - t_start )) s)" | tee -a "$S"
 grep -E "^\((1|2|3)\) .*(target|nvml_check: exit|overall)" "$S" | grep -v "^== "
+# The run's store, for the reads per kind and their costs (readings and telemetry carry read_dur_ns).
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" \
+  "$TMP/overhead.db" && gzip -c "$TMP/overhead.db" > "$OUT/overhead.db.gz"
 rm -rf "$TMP"
 exit 0

@@ -125,9 +125,12 @@ class Meter::Impl {
       case ReadingKind::power_instant_w:
       case ReadingKind::power_average_w:
         t.interval_ns = opt_.power_interval_ns;
-        // Where the sample buffer gives the shape, these fields only cross-check it, and reads
-        // faster than twice per refresh (NVML: every 100 ms) return the value already read.
-        if (m.update_period_ns > 0 && refs_[d].domain.model.supports(ReadingKind::power_sample_w))
+        // Reads faster than twice per refresh (NVML: every 100 ms) return the value already read.
+        // Only an instant field with no sample buffer beside it is the shape, and is read densely
+        // to place its refreshes; an averaged field never shapes (the H200's gpu:0/memory domain
+        // has only the 1 s average: read every 20 ms it was 38 of the sampler's wake-ups a second).
+        if (m.update_period_ns > 0 && (m.kind == ReadingKind::power_average_w ||
+                                       refs_[d].domain.model.supports(ReadingKind::power_sample_w)))
           t.interval_ns = std::max(t.interval_ns, m.update_period_ns / 2);
         break;
       case ReadingKind::power_sample_w: t.interval_ns = opt_.samples_interval_ns; break;
@@ -155,9 +158,9 @@ class Meter::Impl {
     return i;
   }
 
-  // When the shares the readings use add up to more than the sampler's total, scale them down.
-  // The energy counter, the anchor, keeps its own share; of what is left, telemetry is scaled first
-  // (it describes the energy; the power readings shape it), down to a fifth, then the power readings.
+  // When the shares the readings use add up to more than the sampler's total, scale them down
+  // (budget_group_scales says in which order). On real time the total is what the thread CPU
+  // governor leaves after the sampler's CPU outside the reads.
   enum class Group { counter, power, telemetry };
   static Group group_of(ReadingKind k) {
     if (k == ReadingKind::energy_counter_j) return Group::counter;
@@ -172,22 +175,24 @@ class Meter::Impl {
     double use[3] = {0, 0, 0};
     for (const Task& t : tasks_)
       if (t.next_ns != INT64_MAX && t.budget.share() > 0) use[static_cast<int>(group_of(t.kind))] += share_in_use(t);
-    const double total = opt_.sampler_cpu_share;
-    const double use_counter = use[0], use_power = use[1], use_tel = use[2];
-    double f[3] = {1.0, 1.0, 1.0};
-    if (total > 0 && use_counter + use_power + use_tel > total) {
-      const double rest = std::max(total - use_counter, 0.25 * total);
-      const double tel_budget = std::max(rest - use_power, 0.2 * rest);
-      if (use_tel > tel_budget) f[2] = tel_budget / use_tel;
-      const double power_budget = rest - std::min(use_tel, tel_budget);
-      if (use_power > power_budget) f[1] = power_budget / use_power;
-    }
+    const auto f = budget_group_scales(use[0], use[1], use[2], governor_.read_share());
     for (Task& t : tasks_) {
       if (t.budget.share() <= 0) continue;
-      const double g = f[static_cast<int>(group_of(t.kind))];
+      const double g = f[static_cast<std::size_t>(group_of(t.kind))];
       const double scale = g < 1.0 ? g * share_in_use(t) / t.budget.share() : 1.0;
       if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now);
     }
+  }
+
+  // Once per wake-up on real time: the thread's CPU so far, for the governor and the stats.
+  void observe_thread_cpu() {
+    const int64_t cpu_ns = thread_cpu_ns();
+    sampler_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
+    int64_t charged_ns = 0;
+    for (const Task& t : tasks_) charged_ns += t.budget.charged_ns();
+    governor_.observe(clock_.now_ns(), cpu_ns, charged_ns);
+    rest_cpu_share_.store(governor_.rest_share(), std::memory_order_relaxed);
+    read_cpu_share_.store(governor_.read_share(), std::memory_order_relaxed);
   }
 
   // A window's end waits for a counter point after it up to 4 counter intervals: the stretched
@@ -387,6 +392,8 @@ class Meter::Impl {
     s.start_t_ns = start_ns_;
     s.sampler = stats_;
     s.sampler.cpu_ns = sampler_cpu_ns_.load(std::memory_order_relaxed);
+    s.sampler.rest_cpu_share = rest_cpu_share_.load(std::memory_order_relaxed);
+    s.sampler.read_cpu_share = read_cpu_share_.load(std::memory_order_relaxed);
     s.domains = live_;
     for (std::size_t d = 0; d < refs_.size(); ++d) {
       DomainLive& l = s.domains[d];
@@ -606,6 +613,7 @@ class Meter::Impl {
   void thread_main() {
     constexpr int kReadsPerBatch = 32;
     int batch = 0;
+    if (!opt_.budget_counts_step_cpu) governor_.start(clock_.now_ns(), thread_cpu_ns());
     while (!stop_.load(std::memory_order_acquire)) {
       Task* t = next_task();
       if (!t || t->next_ns == INT64_MAX) {
@@ -651,7 +659,7 @@ class Meter::Impl {
       batch = 0;
       process_windows_yielding(lk);
       lk.unlock();
-      if (!opt_.budget_counts_step_cpu) sampler_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
+      if (!opt_.budget_counts_step_cpu) observe_thread_cpu();
     }
     sampler_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
   }
@@ -704,6 +712,8 @@ class Meter::Impl {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> sampler_cpu_ns_{0};
+  ThreadCpuGovernor governor_{opt_.sampler_thread_cpu_share, opt_.sampler_cpu_share};  // sampler thread only
+  std::atomic<double> rest_cpu_share_{0}, read_cpu_share_{0};  // the governor's, for snapshots
   bool started_ = false;
 };
 

@@ -5,6 +5,7 @@
 // ~0.6 ms, so read at fixed rates they alone would keep a core 1-3% busy (docs/results/nvml-h200.md).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace wattlab {
@@ -72,6 +73,64 @@ class ReadBudget {
   double credit_ns_ = 0;
   int64_t t_ns_ = 0;
   int64_t charged_ns_ = 0;
+};
+
+// How the sampler's total read share is split when the readings would use more than it (the
+// shares in use per group: the energy counter, power readings, telemetry). The counter, the anchor
+// of every estimate, keeps up to 3/4 of the total; of the rest telemetry is scaled first (it
+// describes the energy; the power readings shape it), down to a fifth, then the power readings.
+// Returns each group's factor (1: untouched).
+inline std::array<double, 3> budget_group_scales(double use_counter, double use_power, double use_tel, double total) {
+  std::array<double, 3> f{1.0, 1.0, 1.0};
+  if (total <= 0 || use_counter + use_power + use_tel <= total) return f;
+  const double counter_cap = 0.75 * total;
+  if (use_counter > counter_cap) f[0] = counter_cap / use_counter;
+  const double rest = total - std::min(use_counter, counter_cap);
+  const double tel_budget = std::max(rest - use_power, 0.2 * rest);
+  if (use_tel > tel_budget) f[2] = tel_budget / use_tel;
+  const double power_budget = rest - std::min(use_tel, tel_budget);
+  if (use_power > power_budget) f[1] = power_budget / use_power;
+  return f;
+}
+
+// Real time only: keeps the sampler thread's whole CPU (reads, waking up, bookkeeping, the counter
+// grid's free start-up probe) under its target by lowering the share the reads may use by what
+// the rest has cost since the start. On the H200 host the reads held their 0.8 % while the
+// thread used 1.12 % (docs/results/overhead.md): the rest is not negligible on a VM.
+class ThreadCpuGovernor {
+ public:
+  // thread_share: the target for the whole thread (<= 0: off); read_share: the reads' share when
+  // the rest costs nothing, and never lowered below half of it (a busy host then misses the target
+  // rather than starve the energy readings).
+  ThreadCpuGovernor(double thread_share, double read_share) : thread_share_(thread_share), read_share_(read_share) {}
+
+  void start(int64_t now_ns, int64_t thread_cpu_ns) {
+    t0_ns_ = now_ns;
+    cpu0_ns_ = thread_cpu_ns;
+    started_ = true;
+  }
+  // The thread's CPU so far and the read time charged to the budgets so far (both since start()).
+  void observe(int64_t now_ns, int64_t thread_cpu_ns, int64_t charged_read_ns) {
+    if (!started_) return;
+    // The first seconds would overstate the rate (the probe's reads come all at once): average
+    // over at least kMinSpanNs.
+    const double span = static_cast<double>(std::max(now_ns - t0_ns_, kMinSpanNs));
+    rest_share_ = std::max<double>(static_cast<double>(thread_cpu_ns - cpu0_ns_ - charged_read_ns), 0.0) / span;
+  }
+  double rest_share() const { return rest_share_; }
+  double read_share() const {
+    if (!started_ || thread_share_ <= 0) return read_share_;
+    return std::clamp(thread_share_ - rest_share_, 0.5 * read_share_, read_share_);
+  }
+
+ private:
+  static constexpr int64_t kMinSpanNs = 10'000'000'000;
+  double thread_share_;
+  double read_share_;
+  bool started_ = false;
+  int64_t t0_ns_ = 0;
+  int64_t cpu0_ns_ = 0;
+  double rest_share_ = 0;
 };
 
 }  // namespace wattlab

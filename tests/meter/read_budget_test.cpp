@@ -1,0 +1,83 @@
+// The pieces of the sampler's CPU budget that need no sensor: how the total read share is split
+// between the counter, power readings and telemetry, and the real-time governor that lowers that
+// total by what the sampler thread spends outside its reads.
+#include "meter/read_budget.h"
+
+#include <gtest/gtest.h>
+
+namespace wattlab {
+namespace {
+
+constexpr int64_t kS = 1'000'000'000;
+
+TEST(BudgetGroupScales, UnderTheTotalNothingIsScaled) {
+  const auto f = budget_group_scales(0.005, 0.001, 0.001, 0.008);
+  EXPECT_EQ(f[0], 1.0);
+  EXPECT_EQ(f[1], 1.0);
+  EXPECT_EQ(f[2], 1.0);
+}
+
+TEST(BudgetGroupScales, TelemetryGoesFirstThenPower) {
+  // Counter 0.5%, power 0.1%, telemetry 0.4% of a total 0.8%: telemetry gets 0.2%.
+  auto f = budget_group_scales(0.005, 0.001, 0.004, 0.008);
+  EXPECT_EQ(f[0], 1.0);
+  EXPECT_EQ(f[1], 1.0);
+  EXPECT_NEAR(f[2], 0.5, 1e-12);
+  // Power alone over what the counter leaves: telemetry keeps a fifth of the rest, power the remainder.
+  f = budget_group_scales(0.005, 0.004, 0.001, 0.008);
+  EXPECT_EQ(f[0], 1.0);
+  EXPECT_NEAR(f[2], 0.6, 1e-12);  // 0.2 x 0.3% of 0.1%
+  EXPECT_NEAR(f[1], (0.003 - 0.0006) / 0.004, 1e-12);
+}
+
+TEST(BudgetGroupScales, TheCounterKeepsThreeQuartersAtMost) {
+  // The default shares (counter 0.6% of 0.8%) leave the counter alone...
+  auto f = budget_group_scales(0.006, 0.0005, 0.002, 0.008);
+  EXPECT_EQ(f[0], 1.0);
+  // ...a lowered total (the governor's) scales it to 3/4 of the total, and the others share the rest.
+  f = budget_group_scales(0.006, 0.0005, 0.002, 0.006);
+  EXPECT_NEAR(f[0], 0.0045 / 0.006, 1e-12);
+  const double rest = 0.006 - 0.0045;
+  EXPECT_NEAR(0.006 * f[0] + 0.0005 * f[1] + 0.002 * f[2], 0.006, 1e-12);
+  EXPECT_NEAR(0.002 * f[2], rest - 0.0005, 1e-12);
+}
+
+TEST(ThreadCpuGovernor, OffOrNotStartedLeavesTheReadShare) {
+  ThreadCpuGovernor off(0.0, 0.008);
+  off.start(0, 0);
+  off.observe(60 * kS, 60 * kS / 10, 0);  // 10% of a core outside reads
+  EXPECT_EQ(off.read_share(), 0.008);
+  ThreadCpuGovernor idle(0.009, 0.008);
+  idle.observe(60 * kS, 60 * kS / 10, 0);  // never started (virtual time)
+  EXPECT_EQ(idle.read_share(), 0.008);
+}
+
+TEST(ThreadCpuGovernor, TheRestComesOffTheReads) {
+  // The H200 host of 2026-12-03: reads at their 0.8%, 0.33% of a core besides (1.12% in all).
+  ThreadCpuGovernor g(0.009, 0.008);
+  g.start(5 * kS, 2'000'000);
+  const int64_t span = 60 * kS;
+  g.observe(5 * kS + span, 2'000'000 + static_cast<int64_t>(0.0113 * span), static_cast<int64_t>(0.008 * span));
+  EXPECT_NEAR(g.rest_share(), 0.0033, 1e-9);
+  EXPECT_NEAR(g.read_share(), 0.009 - 0.0033, 1e-9);
+  // A cheap rest leaves the configured share; a dear one stops at half of it.
+  g.observe(5 * kS + span, 2'000'000 + static_cast<int64_t>(0.0085 * span), static_cast<int64_t>(0.008 * span));
+  EXPECT_EQ(g.read_share(), 0.008);
+  g.observe(5 * kS + span, 2'000'000 + static_cast<int64_t>(0.03 * span), static_cast<int64_t>(0.008 * span));
+  EXPECT_EQ(g.read_share(), 0.004);
+}
+
+TEST(ThreadCpuGovernor, TheFirstSecondsAreAveragedOverTen) {
+  // The counter grid's start-up probe (16 reads of ~4.6 ms, not charged) in the first second: a
+  // rate over 1 s would read 7.4% and floor the reads; over 10 s it is 0.74%.
+  ThreadCpuGovernor g(0.009, 0.008);
+  g.start(0, 0);
+  g.observe(kS, 74'000'000, 0);
+  EXPECT_NEAR(g.rest_share(), 0.0074, 1e-12);
+  g.observe(100 * kS, 74'000'000 + 100'000'000, 0);  // later: 0.174 s over 100 s
+  EXPECT_NEAR(g.rest_share(), 0.00174, 1e-12);
+  EXPECT_NEAR(g.read_share(), 0.009 - 0.00174, 1e-12);
+}
+
+}  // namespace
+}  // namespace wattlab
