@@ -67,11 +67,14 @@ int64_t process_cpu_ns() {
 
 // What measuring cost: the sampler thread's and the whole wattlab process's CPU time over the
 // span the sampler ran, as run tags (docs/json-output.md, "Run tags written by wattlab run").
-std::map<std::string, std::string> cpu_cost_tags(int64_t sampler_cpu_ns, int64_t process_cpu_ns, int64_t span_ns) {
+std::map<std::string, std::string> cpu_cost_tags(const SamplerStats& sampler, int64_t process_cpu_ns, int64_t span_ns) {
   const double span_s = static_cast<double>(span_ns) * 1e-9;
   auto pct = [&](int64_t cpu_ns) { return span_ns > 0 ? 100.0 * static_cast<double>(cpu_ns) / static_cast<double>(span_ns) : 0.0; };
-  return {{"wattlab.sampler_cpu_s", fmt::format("{:.6f}", static_cast<double>(sampler_cpu_ns) * 1e-9)},
-          {"wattlab.sampler_cpu_pct", fmt::format("{:.4f}", pct(sampler_cpu_ns))},
+  return {{"wattlab.sampler_cpu_s", fmt::format("{:.6f}", static_cast<double>(sampler.cpu_ns) * 1e-9)},
+          {"wattlab.sampler_cpu_pct", fmt::format("{:.4f}", pct(sampler.cpu_ns))},
+          {"wattlab.sampler_read_pct", fmt::format("{:.4f}", pct(sampler.read_ns))},
+          {"wattlab.sampler_rest_pct", fmt::format("{:.4f}", 100.0 * sampler.rest_cpu_share)},
+          {"wattlab.sampler_read_budget_pct", fmt::format("{:.4f}", 100.0 * sampler.read_cpu_share)},
           {"wattlab.process_cpu_s", fmt::format("{:.6f}", static_cast<double>(process_cpu_ns) * 1e-9)},
           {"wattlab.process_cpu_pct", fmt::format("{:.4f}", pct(process_cpu_ns))},
           {"wattlab.sampler_span_s", fmt::format("{:.6f}", span_s)}};
@@ -193,7 +196,7 @@ int run_command(const RunOptions& o, Io& io) {
   meter.stop();
   const int64_t span_ns = MonotonicClock::instance().now_ns() - span0_ns;
   flusher.finish();
-  const auto cost_tags = cpu_cost_tags(meter.sampler_cpu_ns(), process_cpu_ns() - cpu0_ns, span_ns);
+  const auto cost_tags = cpu_cost_tags(meter.snapshot().sampler, process_cpu_ns() - cpu0_ns, span_ns);
   const auto events = meter.events();
   store->append_events(*run_id, events);
   store->add_window(*run_id, result);

@@ -30,6 +30,11 @@ void print_run_tags(std::ostream& out, const RunRecord& run) {
                        "{} s = {}% of one core (sampler, flusher, marks reader, store)\n",
                        get("wattlab.sampler_cpu_s"), get("wattlab.sampler_cpu_pct"), get("wattlab.sampler_span_s"),
                        get("wattlab.process_cpu_s"), get("wattlab.process_cpu_pct"));
+  if (t.count("wattlab.sampler_read_pct") && t.count("wattlab.sampler_read_budget_pct"))
+    out << fmt::format("    sampler: inside sensor reads {}% of one core (wall time); outside the reads it paid for "
+                       "{}%, so the thread CPU governor let the reads use {}%\n",
+                       get("wattlab.sampler_read_pct"), get("wattlab.sampler_rest_pct"),
+                       get("wattlab.sampler_read_budget_pct"));
 }
 
 // Counts, labels, and energy per unit of each count: J/unit ± the window's 95% uncertainty ± gain.

@@ -119,7 +119,7 @@ class ThreadCpuGovernor {
   }
   double rest_share() const { return rest_share_; }
   double read_share() const {
-    if (!started_ || thread_share_ <= 0) return read_share_;
+    if (!started_ || thread_share_ <= 0 || read_share_ <= 0) return read_share_;
     return std::clamp(thread_share_ - rest_share_, 0.5 * read_share_, read_share_);
   }
 

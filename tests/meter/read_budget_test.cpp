@@ -47,6 +47,10 @@ TEST(ThreadCpuGovernor, OffOrNotStartedLeavesTheReadShare) {
   off.start(0, 0);
   off.observe(60 * kS, 60 * kS / 10, 0);  // 10% of a core outside reads
   EXPECT_EQ(off.read_share(), 0.008);
+  ThreadCpuGovernor no_budget(0.009, 0.0);  // the read budget turned off stays off
+  no_budget.start(0, 0);
+  no_budget.observe(60 * kS, 60 * kS / 10, 0);
+  EXPECT_EQ(no_budget.read_share(), 0.0);
   ThreadCpuGovernor idle(0.009, 0.008);
   idle.observe(60 * kS, 60 * kS / 10, 0);  // never started (virtual time)
   EXPECT_EQ(idle.read_share(), 0.008);
