@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -176,10 +177,22 @@ class Meter::Impl {
     for (const Task& t : tasks_)
       if (t.next_ns != INT64_MAX && t.budget.share() > 0) use[static_cast<int>(group_of(t.kind))] += share_in_use(t);
     const auto f = budget_group_scales(use[0], use[1], use[2], governor_.read_share());
+    // A group over its budget shares it by water-filling: each reading gets at most the level.
+    double level[3];
+    for (int g = 0; g < 3; ++g) {
+      level[g] = std::numeric_limits<double>::infinity();
+      if (f[static_cast<std::size_t>(g)] >= 1.0) continue;
+      level_scratch_.clear();
+      for (const Task& t : tasks_)
+        if (t.next_ns != INT64_MAX && t.budget.share() > 0 && static_cast<int>(group_of(t.kind)) == g)
+          level_scratch_.push_back(share_in_use(t));
+      level[g] = water_level(level_scratch_, f[static_cast<std::size_t>(g)] * use[g]);
+    }
     for (Task& t : tasks_) {
       if (t.budget.share() <= 0) continue;
-      const double g = f[static_cast<std::size_t>(group_of(t.kind))];
-      const double scale = g < 1.0 ? g * share_in_use(t) / t.budget.share() : 1.0;
+      const double l = level[static_cast<int>(group_of(t.kind))];
+      const double u = share_in_use(t);
+      const double scale = u > l ? l / t.budget.share() : 1.0;
       if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now);
     }
   }
@@ -670,6 +683,7 @@ class Meter::Impl {
   std::vector<DomainRef> refs_;
   std::vector<Domain> domains_;
   std::vector<Task> tasks_;
+  std::vector<double> level_scratch_;  // update_budget_scale's, reused
   std::size_t tasks_read_once_ = 0;  // guarded by mu_
   std::vector<Reading> scratch_;
 

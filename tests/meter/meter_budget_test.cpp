@@ -103,11 +103,13 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
   EXPECT_GE(counter_gap, 1.9);
   EXPECT_LE(counter_gap, 3.2);
   // The counter's 0.6% leaves 0.2% of the sampler's 0.8% for the rest, which would use ~0.43%:
-  // telemetry is scaled down (to ~0.2 of its use: MeterOptions), the power readings keep theirs.
-  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s); telemetry scaled: ~14 s.
+  // telemetry is cut (to ~0.2 of its use: MeterOptions), the power readings keep theirs.
+  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s); as the dearest telemetry
+  // reading it gives way most: ~23 s (14 s when every telemetry reading was scaled alike). It is
+  // cumulative, so nothing is lost between its reads; windows longer than the gap get its slope.
   const double violation_gap = rig.sensor->median_gap_s(ReadingKind::power_violation_ns);
   EXPECT_GE(violation_gap, 2.5);
-  EXPECT_LE(violation_gap, 20.0);
+  EXPECT_LE(violation_gap, 30.0);
   // Samples: 0.6 ms at 0.2% would allow every 0.3 s: the configured 1 s stays (or a little more).
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.0);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.2);
@@ -115,8 +117,10 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
   // at half their 100 ms refresh (MeterOptions::power_interval_ns is the shortest).
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.050);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.055);
-  EXPECT_GT(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.2);  // scaled with telemetry
-  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 1.5);
+  // Telemetry over its budget is shared by water-filling: the cheap readings keep their 200 ms, the
+  // dear violation counter gives way.
+  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::sm_clock_mhz), 0.21);
+  EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::clock_event_reasons), 0.21);
 
   // The modelled sampler CPU: virtual time spent inside reads. The counter grid's first probe (reads
   // back to back until the counter publishes: at most one update period, 100 ms, and a read) is

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 namespace wattlab {
 namespace {
 
@@ -40,6 +43,25 @@ TEST(BudgetGroupScales, TheCounterKeepsThreeQuartersAtMost) {
   const double rest = 0.006 - 0.0045;
   EXPECT_NEAR(0.006 * f[0] + 0.0005 * f[1] + 0.002 * f[2], 0.006, 1e-12);
   EXPECT_NEAR(0.002 * f[2], rest - 0.0005, 1e-12);
+}
+
+TEST(WaterLevel, CheapReadingsKeepTheirRatesAndTheDearOnesShareTheRest) {
+  // Everything fits: no level.
+  std::vector<double> use{0.0001, 0.0002, 0.0003};
+  EXPECT_TRUE(std::isinf(water_level(use, 0.001)));
+  // The H200 telemetry of 2026-12-03 in shares of a core: eleven cheap readings (~8 us at 5/s,
+  // 0.004 %) and four dear ones (GPM ~0.2 ms at 5/s, 0.1 %), 0.09 % for all of them.
+  use.assign(11, 0.00004);
+  for (int i = 0; i < 4; ++i) use.push_back(0.001);
+  const double l = water_level(use, 0.0009);
+  EXPECT_NEAR(l, (0.0009 - 11 * 0.00004) / 4, 1e-12);
+  EXPECT_GT(l, 0.00004);  // the cheap ones are under it: untouched
+  // Equal uses: the same as scaling every one by budget / total.
+  use.assign(5, 0.001);
+  EXPECT_NEAR(water_level(use, 0.002), 0.0004, 1e-12);
+  // A budget of nothing: level 0.
+  use.assign(3, 0.001);
+  EXPECT_EQ(water_level(use, 0.0), 0.0);
 }
 
 TEST(ThreadCpuGovernor, OffOrNotStartedLeavesTheReadShare) {
