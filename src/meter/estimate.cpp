@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <fmt/format.h>
 
 namespace wattlab {
@@ -15,7 +17,10 @@ double u2(const EdgeEstimate& e) {
   return e.u_shape_j * e.u_shape_j + e.u_timing_j * e.u_timing_j + e.u_noise_j * e.u_noise_j;
 }
 
-void summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySummary& t) {
+constexpr uint64_t kSwPowerCapReason = 0x4;  // ReadingKind::clock_event_reasons, as NVML's
+
+// Returns a note when a summary comes from another estimate than its usual one.
+std::optional<std::string> summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySummary& t) {
   auto mean_of = [&](ReadingKind k, std::optional<double>& dst) {
     const auto s = tl.series(k, a, b);
     if (s.n) dst = s.mean;
@@ -46,6 +51,19 @@ void summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySumm
   };
   capped(ReadingKind::power_violation_ns, t.power_capped_fraction);
   capped(ReadingKind::thermal_violation_ns, t.thermal_capped_fraction);
+  // The violation counter is dear (1-2 ms a read on an H200) and read every few seconds, so a short
+  // window rarely holds two of its reads; the clock-event reasons, cheap and read several times a
+  // second, sample the same state: the share of them with the SW power cap bit set.
+  if (!t.power_capped_fraction) {
+    const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, kSwPowerCapReason);
+    if (r.n) {
+      t.power_capped_fraction = static_cast<double>(r.n_masked) / static_cast<double>(r.n);
+      return fmt::format("power-capped share from {} clock-event reason reading(s) in the window ({} with the SW "
+                         "power cap bit), not the violation counter (fewer than two of its reads fell inside)",
+                         r.n, r.n_masked);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -134,7 +152,7 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
   d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
   d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
   d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);
-  summarize_telemetry(tl, a, b, d.telemetry);
+  if (auto note = summarize_telemetry(tl, a, b, d.telemetry)) d.issues.push_back(std::move(*note));
   return d;
 }
 

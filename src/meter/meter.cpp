@@ -597,7 +597,7 @@ class Meter::Impl {
     for (std::size_t d = 0; d < refs_.size(); ++d) {
       r.domains.push_back(estimate_window(refs_[d].domain, timelines_[d], states_[d], r.t_begin_ns, r.t_end_ns,
                                           w.begin.empty() ? std::nullopt : w.begin[d]));
-      if (!final && r.domains.back().issues.empty()) r.domains.back().issues.push_back("provisional");
+      if (!final) r.domains.back().issues.push_back("provisional");  // also beside other notes
     }
     return r;
   }

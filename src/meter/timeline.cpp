@@ -417,7 +417,7 @@ std::optional<double> Timeline::peak_power_w(int64_t a_ns, int64_t b_ns) const {
   return peak;
 }
 
-Timeline::Series Timeline::series(ReadingKind kind, int64_t a_ns, int64_t b_ns) const {
+Timeline::Series Timeline::series(ReadingKind kind, int64_t a_ns, int64_t b_ns, uint64_t mask) const {
   Series s;
   const auto& r = other_[static_cast<std::size_t>(kind)];
   long i = last_at_or_before(r, a_ns - 1, [](const Reading& x) { return x.t_ns; }) + 1;
@@ -428,6 +428,7 @@ Timeline::Series Timeline::series(ReadingKind kind, int64_t a_ns, int64_t b_ns) 
     s.t_last_ns = r[j].t_ns;
     sum += r[j].value;
     s.bit_or |= static_cast<uint64_t>(r[j].value);
+    s.n_masked += (static_cast<uint64_t>(r[j].value) & mask) != 0;
     ++s.n;
   }
   if (s.n) s.mean = sum / static_cast<double>(s.n);

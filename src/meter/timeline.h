@@ -74,8 +74,9 @@ class Timeline {
     double mean = 0, first = 0, last = 0;
     int64_t t_first_ns = 0, t_last_ns = 0;
     uint64_t bit_or = 0;
+    std::size_t n_masked = 0;  // readings with any bit of the mask set (bitmask readings)
   };
-  Series series(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
+  Series series(ReadingKind kind, int64_t a_ns, int64_t b_ns, uint64_t mask = 0) const;
   // Readings of `kind` that failed in [a, b], and counter resets bridged in [a, b].
   std::size_t failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
   std::vector<int64_t> resets(int64_t a_ns, int64_t b_ns) const;

@@ -164,6 +164,27 @@ TEST(MeterAccuracy, TelemetryIsSummarized) {
   EXPECT_GT(*t.mean_tensor_activity_pct, 90);
 }
 
+TEST(MeterAccuracy, ShortWindowsTakeTheCappedShareFromTheClockEventReasons) {
+  // A 0.6 s window at the cap holds no two reads of the violation counter (read every second):
+  // the capped share comes from the clock-event reasons (SW power cap bit), and says so. A long
+  // window keeps the counter's slope and no note.
+  SimMeter m(exact_board("cap 500W; gemm 1.0 30s; loop"));
+  const WindowResult shrt = m.window(5.2, 5.8);
+  const DomainEnergy& d = shrt.domains[0];
+  ASSERT_TRUE(d.telemetry.power_capped_fraction.has_value());
+  EXPECT_EQ(*d.telemetry.power_capped_fraction, 1.0);
+  bool noted = false;
+  for (const auto& i : d.issues) noted |= i.find("clock-event reason") != std::string::npos;
+  EXPECT_TRUE(noted);
+  const WindowResult lng = m.window(3, 8);
+  for (const auto& i : lng.domains[0].issues) EXPECT_EQ(i.find("clock-event reason"), std::string::npos) << i;
+  // Idle: no cap bit in the reasons, share 0.
+  SimMeter idle(exact_board("idle 30s; loop"));
+  const WindowResult r0 = idle.window(5.2, 5.8);
+  ASSERT_TRUE(r0.domains[0].telemetry.power_capped_fraction.has_value());
+  EXPECT_EQ(*r0.domains[0].telemetry.power_capped_fraction, 0.0);
+}
+
 }  // namespace
 TEST(MeterAccuracy, UnevenSampleBufferStillShapesShortWindows) {
   // Like an H200's buffer: some samples skipped (40-60 ms gaps). 0.6 s windows of a GEMM-like load
