@@ -269,7 +269,7 @@ class Meter::Impl {
     t_end_out = t1;
     std::lock_guard lk(mu_);
     stats_.read_ns += t1 - t0;
-    if (t.reads++ > 0) record_lateness(late_ns);
+    if (t.reads++ > 0) record_lateness(std::max<int64_t>(late_ns, 0));  // a coalesced read comes early
     stats_.newest_read_ns = t0;
     Timeline& tl = timelines_[t.domain];
     int& streak = fail_streak_[t.domain * kReadingKindCount + static_cast<std::size_t>(t.kind)];
@@ -307,7 +307,9 @@ class Meter::Impl {
         else if (r.kind == ReadingKind::power_instant_w) tl.add_instant(r);
         else tl.add_other(r);
       }
-      t.next_ns = t0 + t.interval_ns;
+      // From the scheduled instant when the read came early (a coalesced wake-up), so coalescing
+      // does not shorten the interval; from the read itself when it came late.
+      t.next_ns = std::max(t0, t.next_ns) + t.interval_ns;
     }
   }
 
@@ -602,6 +604,15 @@ class Meter::Impl {
     return r;
   }
 
+  // Real time: waking up costs more than a cheap read (tens of us on a VM), so a read due within
+  // kCoalesceNs of the one that woke the sampler is taken in the same wake-up. Energy counters keep
+  // their instants (a grid counter's read is timed against the counter's updates).
+  static constexpr int64_t kCoalesceNs = 5'000'000;
+  static int64_t wake_ns(const Task& t) {
+    if (t.next_ns == INT64_MAX || t.kind == ReadingKind::energy_counter_j) return t.next_ns;
+    return t.next_ns - kCoalesceNs;
+  }
+
   Task* next_task() {
     Task* best = nullptr;
     for (auto& t : tasks_)
@@ -636,7 +647,7 @@ class Meter::Impl {
         continue;
       }
       // Sleep in slices so stop() is never held up by a long interval.
-      const int64_t target = t->next_ns;
+      const int64_t target = wake_ns(*t);
       while (!stop_.load(std::memory_order_acquire) && clock_.now_ns() < target) {
         std::unique_lock lk(mu_);
         cv_stop_.wait_for(lk, std::chrono::nanoseconds(std::min<int64_t>(target - clock_.now_ns(), 50'000'000)),
@@ -668,7 +679,7 @@ class Meter::Impl {
       // Another read is due already: run it first. The bookkeeping below runs once per wake-up,
       // not once per read (a wake-up reads 1-16 readings; getrusage is a system call), and at
       // least every kReadsPerBatch reads, so a sampler that falls behind still finalizes windows.
-      if (const Task* n = next_task(); n && n->next_ns <= clock_.now_ns() && ++batch < kReadsPerBatch) continue;
+      if (const Task* n = next_task(); n && wake_ns(*n) <= clock_.now_ns() && ++batch < kReadsPerBatch) continue;
       batch = 0;
       process_windows_yielding(lk);
       lk.unlock();
