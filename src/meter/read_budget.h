@@ -3,6 +3,8 @@
 // whose reads cost more than its share at the configured interval gets its interval stretched
 // (never shortened): on an H200 the energy counter costs ~3-4 ms a read and the violation counters
 // ~0.6 ms, so read at fixed rates they alone would keep a core 1-3% busy (docs/results/nvml-h200.md).
+// Beside it, the policy above the single readings: how the sampler's total is split between them
+// (budget_group_scales, water_level) and how large that total may be (ThreadCpuGovernor).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -116,8 +118,9 @@ inline double water_level(std::vector<double>& use, double budget) {
 
 // Real time only: keeps the sampler thread's whole CPU (reads, waking up, bookkeeping, the counter
 // grid's free start-up probe) under its target by lowering the share the reads may use by what
-// the rest has cost since the start, and by any excess over the target so far. On the H200 host the reads held their 0.8 % while the
-// thread used 1.12 % (docs/results/overhead.md): the rest is not negligible on a VM.
+// the rest has cost since the start, and by any excess over the target so far. On the H200 host
+// the reads held their 0.8 % while the thread used 1.12 % (docs/results/overhead.md): the rest is
+// not negligible on a VM.
 class ThreadCpuGovernor {
  public:
   // thread_share: the target for the whole thread (<= 0: off); read_share: the reads' share when
