@@ -8,8 +8,8 @@ window, which needs two counter reads inside it. The counter is read about once 
 reasons, read several times a second, still say whether the GPU was held at its power limit.
 
 Usage: gemm_cap_share.py STUDY.db [--sweep ID] [--all]
-Prints: shape, engine, windows, reason readings inside them, share with SW power cap (0x4), share
-with HW slowdown (0x8), SW thermal (0x20) or HW thermal (0x40) bits, and the windows' mean SM clock.
+Prints: shape, engine, windows, reason readings inside them, the share with the SW power cap bit
+(0x4), and the share with any hardware or thermal slowdown bit (0x8, 0x20, 0x40, 0x80).
 """
 import argparse
 import sqlite3

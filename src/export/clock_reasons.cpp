@@ -9,7 +9,7 @@ const std::vector<ClockEventReason>& clock_event_reasons() {
   static const std::vector<ClockEventReason> k = {
       {0x1, "gpu_idle"},
       {0x2, "applications_clocks_setting"},
-      {0x4, "sw_power_cap"},
+      {kClockEventSwPowerCap, "sw_power_cap"},
       {0x8, "hw_slowdown"},
       {0x10, "sync_boost"},
       {0x20, "sw_thermal_slowdown"},

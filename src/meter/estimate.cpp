@@ -17,8 +17,6 @@ double u2(const EdgeEstimate& e) {
   return e.u_shape_j * e.u_shape_j + e.u_timing_j * e.u_timing_j + e.u_noise_j * e.u_noise_j;
 }
 
-constexpr uint64_t kSwPowerCapReason = 0x4;  // ReadingKind::clock_event_reasons, as NVML's
-
 // Returns a note when a summary comes from another estimate than its usual one.
 std::optional<std::string> summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySummary& t) {
   auto mean_of = [&](ReadingKind k, std::optional<double>& dst) {
@@ -55,7 +53,7 @@ std::optional<std::string> summarize_telemetry(const Timeline& tl, int64_t a, in
   // window rarely holds two of its reads; the clock-event reasons, cheap and read several times a
   // second, sample the same state: the share of them with the SW power cap bit set.
   if (!t.power_capped_fraction) {
-    const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, kSwPowerCapReason);
+    const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, kClockEventSwPowerCap);
     if (r.n) {
       t.power_capped_fraction = static_cast<double>(r.n_masked) / static_cast<double>(r.n);
       return fmt::format("power-capped share from {} clock-event reason reading(s) in the window ({} with the SW "

@@ -20,10 +20,17 @@ namespace {
 // model keeps the sim's costs, so the meter must find the real cost by measuring.
 class ScriptedCostSensor final : public Sensor {
  public:
-  ScriptedCostSensor(std::unique_ptr<sim::SimGpu> inner, Clock& clock, std::map<ReadingKind, int64_t> cost_ns)
-      : inner_(std::move(inner)), clock_(clock), cost_ns_(std::move(cost_ns)) {}
+  // `without`: readings left out of the domain's sensor model (as a GPU that lacks them).
+  ScriptedCostSensor(std::unique_ptr<sim::SimGpu> inner, Clock& clock, std::map<ReadingKind, int64_t> cost_ns,
+                     const std::vector<ReadingKind>& without = {})
+      : inner_(std::move(inner)), clock_(clock), cost_ns_(std::move(cost_ns)), domains_(inner_->domains()) {
+    for (Domain& d : domains_)
+      std::erase_if(d.model.readings, [&](const ReadingModel& m) {
+        return std::find(without.begin(), without.end(), m.kind) != without.end();
+      });
+  }
   std::string backend() const override { return inner_->backend(); }
-  const std::vector<Domain>& domains() const override { return inner_->domains(); }
+  const std::vector<Domain>& domains() const override { return domains_; }
   std::vector<std::pair<std::string, std::string>> properties() const override { return inner_->properties(); }
   Status read(std::size_t d, ReadingKind kind, std::vector<Reading>& out) override {
     const int64_t t0 = clock_.now_ns();
@@ -64,17 +71,19 @@ class ScriptedCostSensor final : public Sensor {
   std::map<ReadingKind, int64_t> cost_ns_;
   std::map<ReadingKind, int64_t> spent_ns_;
   std::map<ReadingKind, std::vector<int64_t>> starts_ns_;
+  std::vector<Domain> domains_;
 };
 
 struct Rig {
   VirtualClock clock{1'000'000'000};
   ScriptedCostSensor* sensor = nullptr;
   std::unique_ptr<Meter> meter;
-  Rig(std::map<ReadingKind, int64_t> costs, const char* workload) {
+  Rig(std::map<ReadingKind, int64_t> costs, const char* workload, const std::vector<ReadingKind>& without = {}) {
     sim::SimConfig c;
     c.workload = workload;
     c.gain_error = 0;
-    auto s = std::make_unique<ScriptedCostSensor>(std::make_unique<sim::SimGpu>(c, clock), clock, std::move(costs));
+    auto s = std::make_unique<ScriptedCostSensor>(std::make_unique<sim::SimGpu>(c, clock), clock, std::move(costs),
+                                                  without);
     sensor = s.get();
     std::vector<SensorPtr> v;
     v.push_back(std::move(s));
@@ -185,6 +194,15 @@ TEST(MeterBudget, ManyDearReadingsShareTheTotal) {
   EXPECT_LE(total_share, rig.meter->options().sampler_cpu_share * 1.02 + probe_share);
   EXPECT_NEAR(rig.sensor->median_gap_s(ReadingKind::power_instant_w), 0.050, 0.002);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::energy_counter_j), 1.01);
+}
+
+TEST(MeterBudget, AnAveragedPowerFieldIsReadAtMostTwicePerRefresh) {
+  // Like the H200's gpu:0/memory domain: no sample buffer and no instant power beside the 1 s
+  // average, which refreshes every 100 ms. Read every 20 ms it only woke the sampler for a value
+  // already read: at most twice per refresh, every 50 ms.
+  Rig rig({}, kWorkload, {ReadingKind::power_sample_w, ReadingKind::power_instant_w});
+  rig.meter->advance_to(rig.clock.now_ns() + 10'000'000'000);
+  EXPECT_NEAR(rig.sensor->median_gap_s(ReadingKind::power_average_w), 0.050, 0.002);
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ enum class ReadingKind : uint8_t {
 };
 inline constexpr std::size_t kReadingKindCount = static_cast<std::size_t>(ReadingKind::kCount);
 
+// The bit of ReadingKind::clock_event_reasons that says the power policy holds the clocks down
+// (nvmlClocksEventReasonSwPowerCap).
+inline constexpr uint64_t kClockEventSwPowerCap = 0x4;
+
 std::string_view to_string(ReadingKind kind);          // "energy_counter_j"
 std::optional<ReadingKind> reading_kind_from_string(std::string_view name);
 bool is_power_or_energy(ReadingKind kind);

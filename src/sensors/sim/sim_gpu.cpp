@@ -227,7 +227,8 @@ double SimGpu::value_at(const Board& b, ReadingKind kind, int64_t t) const {
       return 28.0 + 0.07 * p;
     }
     case ReadingKind::utilization_gpu_pct: return seg.activity > 0 ? 100 : 0;
-    case ReadingKind::clock_event_reasons: return capped_at(b, u) ? 0x4 : (seg.activity > 0 ? 0 : 0x1);
+    case ReadingKind::clock_event_reasons:
+      return capped_at(b, u) ? static_cast<double>(kClockEventSwPowerCap) : (seg.activity > 0 ? 0 : 0x1);
     case ReadingKind::power_violation_ns: return static_cast<double>(capped_ns(b, u));
     case ReadingKind::power_limit_w: return seg.cap_w > 0 ? seg.cap_w : config_.board_max_w;
     case ReadingKind::memory_used_bytes: return seg.activity > 0 ? 40.0 * (1ull << 30) : 0.5 * (1ull << 30);
