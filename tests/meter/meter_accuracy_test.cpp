@@ -1,6 +1,7 @@
 // Accuracy of the meter's estimates against the simulator's ground truth (issue: foundation, 6).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -162,6 +163,21 @@ TEST(MeterAccuracy, TelemetryIsSummarized) {
   EXPECT_EQ(*t.clock_event_reasons_seen & 0x4, 0x4u);
   EXPECT_NEAR(r.domains[0].mean_power_w, 500, 5);
   EXPECT_GT(*t.mean_tensor_activity_pct, 90);
+}
+
+TEST(MeterAccuracy, AProvisionalResultSaysSoBesideOtherNotes) {
+  // Closed just now: the counter does not cover the end yet. The short window also carries the
+  // capped-share note; "provisional" must still be there.
+  SimMeter m(exact_board("cap 500W; gemm 1.0 30s; loop"));
+  m.meter->advance_to(m.t0() + SimMeter::s_to_ns(5.2));
+  const WindowId id = m.meter->open("w");
+  m.meter->advance_to(m.t0() + SimMeter::s_to_ns(5.8));
+  m.meter->close(id);
+  const WindowResult r = m.meter->provisional_result(id);
+  ASSERT_FALSE(r.final);
+  const auto& issues = r.domains.at(0).issues;
+  EXPECT_NE(std::find(issues.begin(), issues.end(), "provisional"), issues.end());
+  EXPECT_GE(issues.size(), 2u);
 }
 
 TEST(MeterAccuracy, ShortWindowsTakeTheCappedShareFromTheClockEventReasons) {
