@@ -12,8 +12,8 @@ const std::vector<ClockEventReason>& clock_event_reasons() {
       {kClockEventSwPowerCap, "sw_power_cap"},
       {0x8, "hw_slowdown"},
       {0x10, "sync_boost"},
-      {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"},
+      {kClockEventSwThermal, "sw_thermal_slowdown"},
+      {kClockEventHwThermal, "hw_thermal_slowdown"},
       {0x80, "hw_power_brake_slowdown"},
       {0x100, "display_clock_setting"},
   };

@@ -18,7 +18,8 @@ double u2(const EdgeEstimate& e) {
 }
 
 // Returns a note when a summary comes from another estimate than its usual one.
-std::optional<std::string> summarize_telemetry(const Timeline& tl, int64_t a, int64_t b, TelemetrySummary& t) {
+std::optional<std::string> summarize_telemetry(const SensorModel& model, const Timeline& tl, int64_t a, int64_t b,
+                                               TelemetrySummary& t) {
   auto mean_of = [&](ReadingKind k, std::optional<double>& dst) {
     const auto s = tl.series(k, a, b);
     if (s.n) dst = s.mean;
@@ -49,18 +50,25 @@ std::optional<std::string> summarize_telemetry(const Timeline& tl, int64_t a, in
   };
   capped(ReadingKind::power_violation_ns, t.power_capped_fraction);
   capped(ReadingKind::thermal_violation_ns, t.thermal_capped_fraction);
-  // The violation counter is dear (1-2 ms a read on an H200) and read every few seconds, so a short
-  // window rarely holds two of its reads; the clock-event reasons, cheap and read several times a
-  // second, sample the same state: the share of them with the SW power cap bit set.
-  if (!t.power_capped_fraction) {
-    const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, kClockEventSwPowerCap);
-    if (r.n) {
-      t.power_capped_fraction = static_cast<double>(r.n_masked) / static_cast<double>(r.n);
-      return fmt::format("power-capped share from {} clock-event reason reading(s) in the window ({} with the SW "
-                         "power cap bit), not the violation counter (fewer than two of its reads fell inside)",
-                         r.n, r.n_masked);
-    }
-  }
+  // The violation counters are dear (1-2 ms a read on an H200) and read every few seconds, so a
+  // short window rarely holds two of their reads; the clock-event reasons, cheap and read several
+  // times a second, sample the same state: the share of them with the policy's bits set.
+  // Only where the domain has the counter: a share where it has none (the sim) would be new, not a stand-in.
+  std::string from_reasons;
+  auto from_bits = [&](std::optional<double>& dst, ReadingKind counter, uint64_t mask, const char* what) {
+    if (dst || !model.supports(counter)) return;
+    const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, mask);
+    if (!r.n) return;
+    dst = static_cast<double>(r.n_masked) / static_cast<double>(r.n);
+    from_reasons += fmt::format("{}{} share from {} clock-event reason reading(s) in the window ({} with the {})",
+                                from_reasons.empty() ? "" : "; ", what, r.n, r.n_masked,
+                                mask == kClockEventSwPowerCap ? "SW power cap bit" : "thermal slowdown bits");
+  };
+  from_bits(t.power_capped_fraction, ReadingKind::power_violation_ns, kClockEventSwPowerCap, "power-capped");
+  from_bits(t.thermal_capped_fraction, ReadingKind::thermal_violation_ns, kClockEventSwThermal | kClockEventHwThermal,
+            "thermally capped");
+  if (!from_reasons.empty())
+    return from_reasons + ", not the violation counter (fewer than two of its reads fell inside)";
   return std::nullopt;
 }
 
@@ -150,7 +158,7 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
   d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
   d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
   d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);
-  if (auto note = summarize_telemetry(tl, a, b, d.telemetry)) d.issues.push_back(std::move(*note));
+  if (auto note = summarize_telemetry(domain.model, tl, a, b, d.telemetry)) d.issues.push_back(std::move(*note));
   return d;
 }
 

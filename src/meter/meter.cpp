@@ -42,6 +42,7 @@ struct Task {
   bool read_once = false;  // at least one read attempted (for Meter::wait_first_reads)
   uint64_t reads = 0;      // reads attempted (lateness counts from the second: the first waits for start)
   ReadingKind kind{};
+  std::vector<ReadingKind> with;  // read right after kind's read, which computes them (ReadingModel::read_with)
   int64_t interval_ns = 0;
   int64_t next_ns = 0;
   // Grid-tracked counter state.
@@ -102,10 +103,24 @@ class Meter::Impl {
     window_ops_.reserve(256);
     fail_streak_.assign(refs_.size() * kReadingKindCount, 0);
     const int64_t now = clock_.now_ns();
-    for (uint32_t d = 0; d < refs_.size(); ++d)
-      for (const auto& m : refs_[d].domain.model.readings) tasks_.push_back(make_task(d, m, now));
+    for (uint32_t d = 0; d < refs_.size(); ++d) {
+      const SensorModel& model = refs_[d].domain.model;
+      for (const auto& m : model.readings)
+        if (!rides_along(model, m)) tasks_.push_back(make_task(d, m, now));
+      for (const auto& m : model.readings)
+        if (rides_along(model, m))
+          for (Task& t : tasks_)
+            if (t.domain == d && t.kind == m.read_with) t.with.push_back(m.kind);
+    }
     update_budget_scale(now);
     update_end_timeout(now);
+  }
+
+  // Read right after another reading's read, which computes it too (no schedule of its own); one
+  // whose partner the domain lacks keeps its own schedule.
+  static bool rides_along(const SensorModel& model, const ReadingModel& m) {
+    const ReadingModel* lead = m.read_with == ReadingKind::kCount ? nullptr : model.find(m.read_with);
+    return lead && lead->read_with == ReadingKind::kCount;
   }
 
   Task make_task(uint32_t d, const ReadingModel& m, int64_t now) {
@@ -262,55 +277,90 @@ class Meter::Impl {
     scratch_.clear();
     const int64_t t0 = clock_.now_ns();
     const int64_t late_ns = t0 - t.next_ns;
-    const Status st = refs_[t.domain].sensor->read(refs_[t.domain].local, t.kind, scratch_);
+    Sensor& sensor = *refs_[t.domain].sensor;
+    const std::size_t local = refs_[t.domain].local;
+    const Status st = sensor.read(local, t.kind, scratch_);
     const int64_t t1 = clock_.now_ns();
+    const std::size_t own_end = scratch_.size();
+    // The readings that come with this one: read now, outside the lock, from what the read computed
+    // (also when the lead's own value failed: NVML reports each GPM metric's status apart).
+    with_status_.clear();
+    with_end_.clear();
+    if (st.ok() || st.error().kind != ErrorKind::device_lost)
+      for (ReadingKind k : t.with) {
+        with_status_.push_back(sensor.read(local, k, scratch_));
+        with_end_.push_back(scratch_.size());
+      }
+    const int64_t t2 = clock_.now_ns();
     const int64_t mid = t0 + (t1 - t0) / 2;
-    dur_out = t1 - t0;
-    t_end_out = t1;
+    dur_out = t2 - t0;
+    t_end_out = t2;
     std::lock_guard lk(mu_);
-    stats_.read_ns += t1 - t0;
+    stats_.read_ns += t2 - t0;
     if (t.reads++ > 0) record_lateness(std::max<int64_t>(late_ns, 0));  // a coalesced read comes early
     stats_.newest_read_ns = t0;
-    Timeline& tl = timelines_[t.domain];
-    int& streak = fail_streak_[t.domain * kReadingKindCount + static_cast<std::size_t>(t.kind)];
-    ReadingHealth& health = live_[t.domain].readings[static_cast<std::size_t>(t.kind)];
-    if (!st.ok()) {
-      ++health.read_errors;
-      health.last_error_ns = mid;
-      health.last_error = st.error().message();
-      tl.add_failure(mid, t.kind);
-      if (st.error().kind == ErrorKind::device_lost) {
-        states_[t.domain] = {true, mid};
-        event(mid, t.domain, t.kind, "device_lost", st.error().message());
-        t.next_ns = INT64_MAX;
-        return;
-      }
-      if (streak++ == 0) event(mid, t.domain, t.kind, "read_error", st.error().message());
+    Outcome o = record(t.domain, t.kind, st, mid, 0, own_end);
+    std::size_t begin = own_end;
+    for (std::size_t i = 0; i < with_status_.size() && o != Outcome::lost; ++i) {
+      if (record(t.domain, t.with[i], with_status_[i], t1 + (t2 - t1) / 2, begin, with_end_[i]) == Outcome::lost)
+        o = Outcome::lost;
+      begin = with_end_[i];
+    }
+    if (o == Outcome::lost) {
+      t.next_ns = INT64_MAX;
+      return;
+    }
+    if (o == Outcome::failed) {
       t.next_ns = t1 + t.interval_ns;
       t.phase = 0;
       t.have_probe = false;
       return;
     }
-    if (streak > 0) {
-      event(mid, t.domain, t.kind, "recovered", "reads work again after " + std::to_string(streak) + " failure(s)");
-      streak = 0;
-    }
-    ++health.reads_ok;
-    health.last_ok_ns = mid;
-    if (!scratch_.empty()) health.latest = scratch_.back();
-    for (const Reading& r : scratch_) export_reading(t.domain, r);
     if (t.kind == ReadingKind::energy_counter_j) {
-      counter_read(t, tl, scratch_.at(0).value, mid, t1 - t0);
+      counter_read(t, timelines_[t.domain], scratch_.at(0).value, mid, t1 - t0);
     } else {
-      for (const Reading& r : scratch_) {
-        if (r.kind == ReadingKind::power_sample_w) tl.add_sample(r);
-        else if (r.kind == ReadingKind::power_instant_w) tl.add_instant(r);
-        else tl.add_other(r);
-      }
       // From the scheduled instant when the read came early (a coalesced wake-up), so coalescing
       // does not shorten the interval; from the read itself when it came late.
       t.next_ns = std::max(t0, t.next_ns) + t.interval_ns;
     }
+  }
+
+  enum class Outcome { ok, failed, lost };
+  // One read's outcome for reading `kind` of domain d: health, events, and its readings
+  // scratch_[begin, end) exported and (all but the counter's) added to the timeline. Caller holds mu_.
+  Outcome record(uint32_t d, ReadingKind kind, const Status& st, int64_t mid, std::size_t begin, std::size_t end) {
+    Timeline& tl = timelines_[d];
+    int& streak = fail_streak_[d * kReadingKindCount + static_cast<std::size_t>(kind)];
+    ReadingHealth& health = live_[d].readings[static_cast<std::size_t>(kind)];
+    if (!st.ok()) {
+      ++health.read_errors;
+      health.last_error_ns = mid;
+      health.last_error = st.error().message();
+      tl.add_failure(mid, kind);
+      if (st.error().kind == ErrorKind::device_lost) {
+        states_[d] = {true, mid};
+        event(mid, d, kind, "device_lost", st.error().message());
+        return Outcome::lost;
+      }
+      if (streak++ == 0) event(mid, d, kind, "read_error", st.error().message());
+      return Outcome::failed;
+    }
+    if (streak > 0) {
+      event(mid, d, kind, "recovered", "reads work again after " + std::to_string(streak) + " failure(s)");
+      streak = 0;
+    }
+    ++health.reads_ok;
+    health.last_ok_ns = mid;
+    if (end > begin) health.latest = scratch_[end - 1];
+    for (std::size_t i = begin; i < end; ++i) {
+      const Reading& r = scratch_[i];
+      export_reading(d, r);
+      if (r.kind == ReadingKind::energy_counter_j) continue;  // counter_read places it
+      if (r.kind == ReadingKind::power_sample_w) tl.add_sample(r);
+      else if (r.kind == ReadingKind::power_instant_w) tl.add_instant(r);
+      else tl.add_other(r);
+    }
+    return Outcome::ok;
   }
 
   void counter_read(Task& t, Timeline& tl, double value, int64_t mid, int64_t dur) {
@@ -694,6 +744,8 @@ class Meter::Impl {
   std::vector<DomainRef> refs_;
   std::vector<Domain> domains_;
   std::vector<Task> tasks_;
+  std::vector<Status> with_status_;    // read_task's scratch: each ride-along read's status
+  std::vector<std::size_t> with_end_;  // and where its readings end in scratch_
   std::vector<double> level_scratch_;  // update_budget_scale's, reused
   std::size_t tasks_read_once_ = 0;  // guarded by mu_
   std::vector<Reading> scratch_;

@@ -35,6 +35,10 @@ inline constexpr std::size_t kReadingKindCount = static_cast<std::size_t>(Readin
 // The bit of ReadingKind::clock_event_reasons that says the power policy holds the clocks down
 // (nvmlClocksEventReasonSwPowerCap).
 inline constexpr uint64_t kClockEventSwPowerCap = 0x4;
+// The bits that say temperature holds them down (nvmlClocksEventReasonSwThermalSlowdown and
+// nvmlClocksEventReasonHwThermalSlowdown): what the thermal violation counter accumulates.
+inline constexpr uint64_t kClockEventSwThermal = 0x20;
+inline constexpr uint64_t kClockEventHwThermal = 0x40;
 
 std::string_view to_string(ReadingKind kind);          // "energy_counter_j"
 std::optional<ReadingKind> reading_kind_from_string(std::string_view name);

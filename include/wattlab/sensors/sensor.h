@@ -21,6 +21,9 @@ struct ReadingModel {
   int64_t max_safe_interval_ns = 0;  // read at least this often (counter wrap, buffer depth); 0: none
   std::string note;               // provenance of these numbers
   double wrap_range = 0;          // counter value at which it wraps (in the reading's unit), 0: no wrap
+  // kCount: read on its own schedule. Otherwise the meter reads it right after each read of that
+  // kind, which pays for both (NVML's four GPM metrics come from one pair of GPM samples).
+  ReadingKind read_with = ReadingKind::kCount;
 };
 
 struct SensorModel {

@@ -19,6 +19,7 @@ constexpr int64_t kInstantCostNs = 8'800;
 constexpr int64_t kAverageCostNs = 9'000;
 constexpr int64_t kSamplesCostNs = 503'000;
 constexpr int64_t kTelemetryCostNs = 15'000;
+constexpr int64_t kGpmCompanionCostNs = 1'000;
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
@@ -51,9 +52,14 @@ SensorModel make_model(const SimConfig& c) {
   for (ReadingKind k : {ReadingKind::sm_clock_mhz, ReadingKind::mem_clock_mhz, ReadingKind::temperature_c,
                         ReadingKind::utilization_gpu_pct, ReadingKind::clock_event_reasons,
                         ReadingKind::power_violation_ns, ReadingKind::power_limit_w, ReadingKind::memory_used_bytes,
-                        ReadingKind::gpm_sm_activity_pct, ReadingKind::gpm_sm_occupancy_pct,
-                        ReadingKind::gpm_tensor_activity_pct, ReadingKind::gpm_dram_bw_pct})
+                        ReadingKind::gpm_sm_activity_pct})
     add(k, c.update_period_ns, 0, 1, kTelemetryCostNs, 0, "telemetry");
+  // As on NVML: one GPM read computes all four metrics; the other three come with it, nearly free.
+  for (ReadingKind k : {ReadingKind::gpm_sm_occupancy_pct, ReadingKind::gpm_tensor_activity_pct,
+                        ReadingKind::gpm_dram_bw_pct}) {
+    add(k, c.update_period_ns, 0, 1, kGpmCompanionCostNs, 0, "telemetry, read with gpm_sm_activity_pct");
+    m.readings.back().read_with = ReadingKind::gpm_sm_activity_pct;
+  }
   return m;
 }
 
@@ -195,6 +201,9 @@ int64_t SimGpu::read_cost_ns(ReadingKind kind) const {
     case ReadingKind::power_instant_w: return kInstantCostNs;
     case ReadingKind::power_average_w: return kAverageCostNs;
     case ReadingKind::power_sample_w: return kSamplesCostNs;
+    case ReadingKind::gpm_sm_occupancy_pct:
+    case ReadingKind::gpm_tensor_activity_pct:
+    case ReadingKind::gpm_dram_bw_pct: return kGpmCompanionCostNs;
     default: return kTelemetryCostNs;
   }
 }

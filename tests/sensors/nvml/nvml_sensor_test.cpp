@@ -414,6 +414,12 @@ TEST(NvmlSensor, GpmNeedsTwoSamplesMoreThan100msApart) {
   sleep_ms(120);
   const Reading sm2 = read_one(*s, 0, K::gpm_sm_activity_pct);
   EXPECT_GT(sm2.t_ns - sm.t_ns, 100'000'000);
+  // So the meter reads the other three right after SM activity, never on schedules of their own
+  // (as four, each paid for the sample in turn: the H200 got SM activity twice in 66 s).
+  const SensorModel& m = s->domains()[0].model;
+  EXPECT_EQ(m.find(K::gpm_sm_activity_pct)->read_with, K::kCount);
+  for (K k : {K::gpm_sm_occupancy_pct, K::gpm_tensor_activity_pct, K::gpm_dram_bw_pct})
+    EXPECT_EQ(m.find(k)->read_with, K::gpm_sm_activity_pct) << to_string(k);
 
   EXPECT_FALSE(s->domains()[1].model.supports(K::gpm_sm_activity_pct));
   EXPECT_NE(prop(*s, "gpu:1.gpm").find("has no GPM"), std::string::npos);
