@@ -87,12 +87,12 @@ TEST(Prometheus, EnergyCounterFollowsTheTruthAndStaysMonotonicAcrossACounterRese
 TEST(Prometheus, ReadErrorsAndAgesShowInSensorHealth) {
   testing::LiveSim s(board("read-error power_instant_w 1s-1.5s"));
   const std::string text = format_prometheus(s.meter->domains(), s.at(1.5), node_a());
-  // Read every 50 ms (half its 100 ms refresh; the sample buffer gives the shape): ~10 failures.
-  EXPECT_GE(value_of(text, "wattlab_sensor_read_errors_total", "reading=\"power_instant_w\""), 8);
+  // Read every 100 ms (once per refresh; the sample buffer gives the shape): ~5 failures.
+  EXPECT_GE(value_of(text, "wattlab_sensor_read_errors_total", "reading=\"power_instant_w\""), 4);
   EXPECT_EQ(value_of(text, "wattlab_sensor_read_errors_total", "reading=\"power_average_w\""), 0);
   // The instant power has not been read successfully since the errors began at 1 s.
   EXPECT_GE(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_instant_w\""), 0.45);
-  EXPECT_LT(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_average_w\""), 0.06);
+  EXPECT_LT(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_average_w\""), 0.11);
 }
 
 TEST(Prometheus, RealDomainsCpuLabelsThrottleFlagsAndNoCounterDomains) {

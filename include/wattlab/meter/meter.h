@@ -24,9 +24,9 @@ struct MeterOptions {
   // cheap at ~1-9 us, shape the energy in between. These are the shortest intervals; the CPU
   // budget below may stretch them.
   int64_t counter_interval_ns = 1'000'000'000;
-  // Instant/average power fields. Where the domain has a sample buffer (the shape), a field is
-  // read at most twice per refresh (NVML: every 100 ms, so every 50 ms): faster reads return the
-  // value already read.
+  // Instant/average power fields. Where the domain has a sample buffer (the shape), and for an
+  // averaged field always, a field is read once per refresh (NVML: every 100 ms): faster reads
+  // return the value already read.
   int64_t power_interval_ns = 20'000'000;
   int64_t samples_interval_ns = 1'000'000'000;  // driver sample buffer (holds ~2.4 s)
   int64_t telemetry_interval_ns = 200'000'000;  // clocks, temperature, utilization, GPM...

@@ -19,6 +19,7 @@ constexpr int64_t kInstantCostNs = 8'800;
 constexpr int64_t kAverageCostNs = 9'000;
 constexpr int64_t kSamplesCostNs = 503'000;
 constexpr int64_t kTelemetryCostNs = 15'000;
+constexpr int64_t kGpmSampleCostNs = 200'000;  // nvmlGpmSampleGet + MetricsGet, H200 under load
 constexpr int64_t kGpmCompanionCostNs = 1'000;
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -51,9 +52,9 @@ SensorModel make_model(const SimConfig& c) {
       "driver sample buffer, 20 ms spacing, 119 deep");
   for (ReadingKind k : {ReadingKind::sm_clock_mhz, ReadingKind::mem_clock_mhz, ReadingKind::temperature_c,
                         ReadingKind::utilization_gpu_pct, ReadingKind::clock_event_reasons,
-                        ReadingKind::power_violation_ns, ReadingKind::power_limit_w, ReadingKind::memory_used_bytes,
-                        ReadingKind::gpm_sm_activity_pct})
+                        ReadingKind::power_violation_ns, ReadingKind::power_limit_w, ReadingKind::memory_used_bytes})
     add(k, c.update_period_ns, 0, 1, kTelemetryCostNs, 0, "telemetry");
+  add(ReadingKind::gpm_sm_activity_pct, c.update_period_ns, 0, 1, kGpmSampleCostNs, 0, "telemetry, one GPM sample");
   // As on NVML: one GPM read computes all four metrics; the other three come with it, nearly free.
   for (ReadingKind k : {ReadingKind::gpm_sm_occupancy_pct, ReadingKind::gpm_tensor_activity_pct,
                         ReadingKind::gpm_dram_bw_pct}) {
@@ -201,6 +202,7 @@ int64_t SimGpu::read_cost_ns(ReadingKind kind) const {
     case ReadingKind::power_instant_w: return kInstantCostNs;
     case ReadingKind::power_average_w: return kAverageCostNs;
     case ReadingKind::power_sample_w: return kSamplesCostNs;
+    case ReadingKind::gpm_sm_activity_pct: return kGpmSampleCostNs;
     case ReadingKind::gpm_sm_occupancy_pct:
     case ReadingKind::gpm_tensor_activity_pct:
     case ReadingKind::gpm_dram_bw_pct: return kGpmCompanionCostNs;
