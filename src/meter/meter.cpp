@@ -182,24 +182,32 @@ class Meter::Impl {
   // When the shares the readings use add up to more than the sampler's total, scale them down
   // (budget_group_scales says in which order). On real time the total is what the thread CPU
   // governor leaves after the sampler's CPU outside the reads.
-  enum class Group { counter, power, telemetry };
+  enum class Group { counter, power, telemetry, extra };
+  static constexpr int kGroups = 4;
   static Group group_of(ReadingKind k) {
-    if (k == ReadingKind::energy_counter_j) return Group::counter;
-    if (k == ReadingKind::power_sample_w || k == ReadingKind::power_instant_w || k == ReadingKind::power_average_w)
-      return Group::power;
-    return Group::telemetry;
+    switch (k) {
+      case ReadingKind::energy_counter_j: return Group::counter;
+      case ReadingKind::power_sample_w:
+      case ReadingKind::power_instant_w:
+      case ReadingKind::power_average_w: return Group::power;
+      case ReadingKind::power_violation_ns:    // stand-in: the clock-event reasons
+      case ReadingKind::thermal_violation_ns:  // (estimate.cpp)
+      case ReadingKind::memory_used_bytes:     // changes slowly
+        return Group::extra;
+      default: return Group::telemetry;
+    }
   }
   static double share_in_use(const Task& t) {
     return std::min(t.budget.share(), t.budget.cost_ns() * t.reads_per_slot / static_cast<double>(t.interval_ns));
   }
   void update_budget_scale(int64_t now) {
-    double use[3] = {0, 0, 0};
+    double use[kGroups] = {0, 0, 0, 0};
     for (const Task& t : tasks_)
       if (t.next_ns != INT64_MAX && t.budget.share() > 0) use[static_cast<int>(group_of(t.kind))] += share_in_use(t);
-    const auto f = budget_group_scales(use[0], use[1], use[2], governor_.read_share());
+    const auto f = budget_group_scales(use[0], use[1], use[2], use[3], governor_.read_share());
     // A group over its budget shares it by water-filling: each reading gets at most the level.
-    double level[3];
-    for (int g = 0; g < 3; ++g) {
+    double level[kGroups];
+    for (int g = 0; g < kGroups; ++g) {
       level[g] = std::numeric_limits<double>::infinity();
       if (f[static_cast<std::size_t>(g)] >= 1.0) continue;
       level_scratch_.clear();

@@ -113,12 +113,14 @@ TEST(MeterBudget, ExpensiveReadingsAreStretchedAndTheSamplerStaysUnderOnePercent
   EXPECT_LE(counter_gap, 3.2);
   // The counter's 0.6% leaves 0.2% of the sampler's 0.8% for the rest, which would use ~0.43%:
   // telemetry is cut (to ~0.2 of its use: MeterOptions), the power readings keep theirs.
-  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s); as the dearest telemetry
-  // reading it gives way most: ~23 s (14 s when every telemetry reading was scaled alike). It is
-  // cumulative, so nothing is lost between its reads; windows longer than the gap get its slope.
+  // Violation counter: 5 ms at 0.2% is every 2.5 s (configured: 1 s); as an extra (the clock-event
+  // reasons stand in for it) it gives way first, to what is left of a tenth of the 0.2% after the
+  // cheap memory-used reads: ~40 s (~23 s as the dearest telemetry reading, 14 s when every
+  // telemetry reading was scaled alike). It is cumulative, so nothing is lost between its reads;
+  // windows longer than the gap get its slope.
   const double violation_gap = rig.sensor->median_gap_s(ReadingKind::power_violation_ns);
   EXPECT_GE(violation_gap, 2.5);
-  EXPECT_LE(violation_gap, 30.0);
+  EXPECT_LE(violation_gap, 45.0);
   // Samples: 0.6 ms at 0.2% would allow every 0.3 s: the configured 1 s stays (or a little more).
   EXPECT_GE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.0);
   EXPECT_LE(rig.sensor->median_gap_s(ReadingKind::power_sample_w), 1.2);

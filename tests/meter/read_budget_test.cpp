@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kS = 1'000'000'000;
 
 TEST(BudgetGroupScales, UnderTheTotalNothingIsScaled) {
-  const auto f = budget_group_scales(0.005, 0.001, 0.001, 0.008);
+  const auto f = budget_group_scales(0.005, 0.001, 0.001, 0, 0.008);
   EXPECT_EQ(f[0], 1.0);
   EXPECT_EQ(f[1], 1.0);
   EXPECT_EQ(f[2], 1.0);
@@ -22,12 +22,12 @@ TEST(BudgetGroupScales, UnderTheTotalNothingIsScaled) {
 
 TEST(BudgetGroupScales, TelemetryGoesFirstThenPower) {
   // Counter 0.5%, power 0.1%, telemetry 0.4% of a total 0.8%: telemetry gets 0.2%.
-  auto f = budget_group_scales(0.005, 0.001, 0.004, 0.008);
+  auto f = budget_group_scales(0.005, 0.001, 0.004, 0, 0.008);
   EXPECT_EQ(f[0], 1.0);
   EXPECT_EQ(f[1], 1.0);
   EXPECT_NEAR(f[2], 0.5, 1e-12);
   // Power alone over what the counter leaves: telemetry keeps a fifth of the rest, power the remainder.
-  f = budget_group_scales(0.005, 0.004, 0.001, 0.008);
+  f = budget_group_scales(0.005, 0.004, 0.001, 0, 0.008);
   EXPECT_EQ(f[0], 1.0);
   EXPECT_NEAR(f[2], 0.6, 1e-12);  // 0.2 x 0.3% of 0.1%
   EXPECT_NEAR(f[1], (0.003 - 0.0006) / 0.004, 1e-12);
@@ -35,14 +35,32 @@ TEST(BudgetGroupScales, TelemetryGoesFirstThenPower) {
 
 TEST(BudgetGroupScales, TheCounterKeepsThreeQuartersAtMost) {
   // The default shares (counter 0.6% of 0.8%) leave the counter alone...
-  auto f = budget_group_scales(0.006, 0.0005, 0.002, 0.008);
+  auto f = budget_group_scales(0.006, 0.0005, 0.002, 0, 0.008);
   EXPECT_EQ(f[0], 1.0);
   // ...a lowered total (the governor's) scales it to 3/4 of the total, and the others share the rest.
-  f = budget_group_scales(0.006, 0.0005, 0.002, 0.006);
+  f = budget_group_scales(0.006, 0.0005, 0.002, 0, 0.006);
   EXPECT_NEAR(f[0], 0.0045 / 0.006, 1e-12);
   const double rest = 0.006 - 0.0045;
   EXPECT_NEAR(0.006 * f[0] + 0.0005 * f[1] + 0.002 * f[2], 0.006, 1e-12);
   EXPECT_NEAR(0.002 * f[2], rest - 0.0005, 1e-12);
+}
+
+TEST(BudgetGroupScales, TheExtrasGiveWayBeforeTelemetry) {
+  // The H200 run of 22:16Z (rep): reads may use 0.65 %, the counter (7.5 ms at 0.82/s) wants 0.62 %,
+  // power 0.03 %, telemetry (cheap readings and GPM) 0.13 %, extras (violation counters, memory
+  // used) 0.41 %. The counter gets 3/4; the extras a tenth of the rest; telemetry the remainder
+  // after the power readings, which keep theirs.
+  const double total = 0.0065;
+  const auto f = budget_group_scales(0.0062, 0.0003, 0.0013, 0.0041, total);
+  const double rest = total - 0.75 * total;
+  EXPECT_NEAR(0.0062 * f[0], 0.75 * total, 1e-12);
+  EXPECT_NEAR(0.0041 * f[3], 0.1 * rest, 1e-12);
+  EXPECT_NEAR(f[1], 1.0, 1e-12);
+  EXPECT_NEAR(0.0013 * f[2], 0.9 * rest - 0.0003, 1e-12);
+  // With room to spare the extras keep what the others leave.
+  const auto g = budget_group_scales(0.004, 0.0003, 0.0013, 0.0041, 0.008);
+  EXPECT_EQ(g[2], 1.0);
+  EXPECT_NEAR(0.0041 * g[3], 0.008 - 0.004 - 0.0003 - 0.0013, 1e-12);
 }
 
 TEST(WaterLevel, CheapReadingsKeepTheirRatesAndTheDearOnesShareTheRest) {
