@@ -29,6 +29,9 @@ constexpr int64_t kExpensiveReadNs = 1'000'000;
 constexpr int kBracketEvery = 5;
 // The start-up probe first reads this far apart to find roughly where the counter publishes.
 constexpr int64_t kCoarseProbeStepNs = 20'000'000;
+// A probe bracket wider than two reads is narrowed by reading across it one period later, at most
+// this many times in a row (then the grid locks on what it has, and the checks go on).
+constexpr int kFineTries = 3;
 // At most this many window results are built per hold of the meter's lock, so that open() and
 // close() on the callers' threads never wait behind a long batch.
 constexpr std::size_t kFinalPerLock = 16;
@@ -62,6 +65,7 @@ struct Task {
   double reads_per_slot = 1;  // reads per interval (a grid counter's brackets add a read every Nth)
   bool probe_free = false;    // the grid's first probing, at start-up, is not charged
   bool coarse_probe = true;   // that probing's first stage: reads kCoarseProbeStepNs apart
+  int fine_tries = 0;         // narrowing stretches since the last lock (a wide probe bracket)
   bool pace_next = true;      // the next read is a scheduled one the budget may put off
   int64_t align_ns = 0;       // a grid counter's next read sits this far from an update
   int64_t max_gap_ns = 0;     // the sensor model's max safe interval (the sample buffer's depth): the budget stops there
@@ -197,6 +201,8 @@ class Meter::Impl {
       default: return Group::telemetry;
     }
   }
+  // A read that delivers its riders too counts as that many readings when the budget is shared.
+  static double weight(const Task& t) { return 1.0 + static_cast<double>(t.with.size()); }
   static double share_in_use(const Task& t) {
     return std::min(t.budget.share(), t.budget.cost_ns() * t.reads_per_slot / static_cast<double>(t.interval_ns));
   }
@@ -213,12 +219,12 @@ class Meter::Impl {
       level_scratch_.clear();
       for (const Task& t : tasks_)
         if (t.next_ns != INT64_MAX && t.budget.share() > 0 && static_cast<int>(group_of(t.kind)) == g)
-          level_scratch_.push_back(share_in_use(t));
+          level_scratch_.emplace_back(share_in_use(t), weight(t));
       level[g] = water_level(level_scratch_, f[static_cast<std::size_t>(g)] * use[g]);
     }
     for (Task& t : tasks_) {
       if (t.budget.share() <= 0) continue;
-      const double l = level[static_cast<int>(group_of(t.kind))];
+      const double l = level[static_cast<int>(group_of(t.kind))] * weight(t);
       const double u = share_in_use(t);
       const double scale = u > l ? l / t.budget.share() : 1.0;
       if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now);
@@ -408,21 +414,26 @@ class Meter::Impl {
                              std::max<int64_t>(dur, static_cast<int64_t>(t.budget.cost_ns()));
       if (t.phase == 0 || t.phase == 2) {
         // Probing or bracketing: a change since the previous read pins the update between them.
-        if (t.have_probe && value != t.probe_value && t.coarse_probe &&
-            mid - t.probe_t_ns > 2 * std::max<int64_t>(dur, 1'000'000) + 1'000'000) {
-          // A coarse bracket: the value is placed in it, and one period later reads back to back
-          // from just before its start pin the update down (what a back-to-back probe from the
-          // start would have found, for 8-9 reads instead of up to 25: the H200's start-up probe
-          // cost 23-83 ms of CPU, 0.04-0.13 % of a 66 s run).
+        // A probe's bracket wider than two reads (the start-up probe's coarse steps, or a read
+        // held up: the H200's first reads under load took up to 104 ms, and memory used 46 ms)
+        // would lock the grid only that well, and check brackets never narrow it. The value is
+        // placed in it, and one period later reads back to back from just before it pin the update
+        // down: the value just read holds until then, so that stretch starts as the probe.
+        const int64_t narrow_ns = 2 * std::max<int64_t>(static_cast<int64_t>(t.budget.cost_ns()), 1'000'000) + 1'000'000;
+        if (t.have_probe && value != t.probe_value && t.phase == 0 && mid - t.probe_t_ns > narrow_ns &&
+            t.fine_tries < kFineTries) {
           const int64_t lo = t.probe_t_ns;
           ev = tl.add_counter(value, lo + (mid - lo) / 2, (mid - lo) / 2);
+          ++t.fine_tries;
           t.coarse_probe = false;
-          t.have_probe = false;
+          t.probe_value = value;
+          t.probe_t_ns = lo + g.period_ns();
           t.next_ns = lo + g.period_ns() - std::max<int64_t>(dur, 1'000'000) - 1'000'000;
           t.pace_next = false;
         } else if (t.have_probe && value != t.probe_value) {
           t.coarse_probe = false;
-          g.add_bracket(t.probe_t_ns, mid);
+          t.fine_tries = 0;
+          g.add_bracket(std::min(t.probe_t_ns, mid - 1), mid);  // a read slower than its midpoint says
           ev = tl.add_counter(value, g.update_at_or_before(mid), g.uncertainty_ns());
           t.phase = 1;
           t.have_probe = false;
@@ -775,7 +786,7 @@ class Meter::Impl {
   std::vector<Task> tasks_;
   std::vector<Status> with_status_;    // read_task's scratch: each ride-along read's status
   std::vector<std::size_t> with_end_;  // and where its readings end in scratch_
-  std::vector<double> level_scratch_;  // update_budget_scale's, reused
+  std::vector<std::pair<double, double>> level_scratch_;  // update_budget_scale's (use, weight), reused
   std::size_t tasks_read_once_ = 0;  // guarded by mu_
   std::vector<Reading> scratch_;
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace wattlab {
@@ -105,23 +106,33 @@ inline std::array<double, 4> budget_group_scales(double use_counter, double use_
   return f;
 }
 
-// Within a group over its budget: the level L at which the readings' uses, each cut to L, add up
-// to the budget (water-filling). Cheap readings under L keep their rates and the dear ones share
-// the rest: scaling every reading by the same factor cut the H200's SM clock, temperature and
-// clock-event reasons (~8 us a read) to 0.3 reads a second because the GPM metrics and violation
-// counters (0.2-2 ms) were dear. `use` is reordered. Infinity when everything fits.
-inline double water_level(std::vector<double>& use, double budget) {
-  double total = 0;
-  for (double u : use) total += u;
+// Within a group over its budget: the level L at which the readings' uses, each cut to its weight
+// times L, add up to the budget (water-filling). Cheap readings under it keep their rates and the
+// dear ones share the rest: scaling every reading by the same factor cut the H200's SM clock,
+// temperature and clock-event reasons (~8 us a read) to 0.3 reads a second because the GPM metrics
+// and violation counters (0.2-2 ms) were dear. A read that delivers several readings (NVML's GPM:
+// four) weighs as many. `use` (share, weight) is reordered. Infinity when everything fits.
+inline double water_level(std::vector<std::pair<double, double>>& use, double budget) {
+  double total = 0, weights = 0;
+  for (const auto& [u, w] : use) {
+    total += u;
+    weights += w;
+  }
   if (total <= budget) return std::numeric_limits<double>::infinity();
-  std::sort(use.begin(), use.end());
+  std::sort(use.begin(), use.end(), [](const auto& a, const auto& b) { return a.first * b.second < b.first * a.second; });
   double below = 0;  // sum of the uses under the level
-  for (std::size_t i = 0; i < use.size(); ++i) {
-    const double level = (budget - below) / static_cast<double>(use.size() - i);
-    if (level <= use[i]) return std::max(level, 0.0);
-    below += use[i];
+  for (const auto& [u, w] : use) {
+    const double level = (budget - below) / weights;
+    if (level * w <= u) return std::max(level, 0.0);
+    below += u;
+    weights -= w;
   }
   return std::numeric_limits<double>::infinity();
+}
+inline double water_level(std::vector<double>& use, double budget) {
+  std::vector<std::pair<double, double>> weighted;
+  for (double u : use) weighted.emplace_back(u, 1.0);
+  return water_level(weighted, budget);
 }
 
 // Real time only: keeps the sampler thread's whole CPU (reads, waking up, bookkeeping, the counter

@@ -82,6 +82,21 @@ TEST(WaterLevel, CheapReadingsKeepTheirRatesAndTheDearOnesShareTheRest) {
   EXPECT_EQ(water_level(use, 0.0), 0.0);
 }
 
+TEST(WaterLevel, AReadThatDeliversSeveralReadingsWeighsAsMany) {
+  // Ten cheap readings (0.004 %) and NVML's GPM read (0.1 %: one sample, four metrics), 0.05 % for
+  // all: the GPM read gets four times the level the others are held to.
+  std::vector<std::pair<double, double>> use(10, {0.00004, 1.0});
+  use.emplace_back(0.001, 4.0);
+  const double l = water_level(use, 0.0005);
+  EXPECT_NEAR(10 * std::min(0.00004, l) + std::min(0.001, 4 * l), 0.0005, 1e-12);
+  EXPECT_NEAR(l, 0.0005 / 14, 1e-12);  // every reading over the level: 10 + 4 shares
+  // Unweighted the cheap ones fit under the level and the GPM read gets only what they leave.
+  std::vector<double> plain(10, 0.00004);
+  plain.push_back(0.001);
+  EXPECT_NEAR(water_level(plain, 0.0005), 0.0005 - 10 * 0.00004, 1e-12);
+  EXPECT_GT(4 * l, 0.0005 - 10 * 0.00004);
+}
+
 TEST(ThreadCpuGovernor, OffOrNotStartedLeavesTheReadShare) {
   ThreadCpuGovernor off(0.0, 0.008);
   off.start(0, 0);
