@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   wattlab::Meter meter(std::move(sensors), wattlab::MonotonicClock::instance(), options);
   const wattlab::MeterOptions& opt = meter.options();
   std::printf("bench_sampler_cpu: SIMULATED device (sim, %ld GPU(s), H200 read costs spun on the sampler thread)\n", gpus);
-  std::printf("MeterOptions: counter every %.3f s, power every %.3f s (at least half a field's refresh beside a "
-              "sample buffer), samples every %.3f s, "
+  std::printf("MeterOptions: counter every %.3f s, power every %.3f s (at least a field's refresh beside a sample "
+              "buffer, and for an averaged field), samples every %.3f s, "
               "telemetry every %.3f s\n",
               static_cast<double>(opt.counter_interval_ns) * 1e-9, static_cast<double>(opt.power_interval_ns) * 1e-9,
               static_cast<double>(opt.samples_interval_ns) * 1e-9,
