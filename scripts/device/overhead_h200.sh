@@ -41,7 +41,8 @@ TMP="$(mktemp -d)"
 t_start=$(date +%s)
 {
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
-  echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # The binaries' own commit: the device's copy of the tree may carry other git metadata.
+  echo "build: $("$WATTLAB" --version 2>&1)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
   echo "load before (/proc/loadavg): $(cat /proc/loadavg)"
 } | tee "$S"

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "build_commit.h"
 #include "wattlab/core/error.h"
 
 namespace wattlab::cli {
@@ -13,7 +14,7 @@ namespace wattlab::cli {
 int run(std::span<const std::string_view> args, Io& io) {
   CLI::App app{"wattlab: where the joules go on your GPUs", "wattlab"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "wattlab 0.1.0");
+  app.set_version_flag("--version", "wattlab 0.1.0 (commit " WATTLAB_BUILD_COMMIT ")");
   Action action;
   register_sensors(app, action);
   register_run(app, action);

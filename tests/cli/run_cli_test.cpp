@@ -83,6 +83,14 @@ TEST_F(RunCli, ExitStatusIsTheCommands) {
   EXPECT_NE(r.out.find("cannot start '/no/such/program'"), std::string::npos) << r.out;
 }
 
+TEST_F(RunCli, VersionNamesTheCommitTheBinaryWasBuiltFrom) {
+  // Binaries are carried to the GPU machine, whose copy of the tree may carry other git metadata.
+  const auto r = sh("--version");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("wattlab 0.1.0 (commit ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("commit )"), std::string::npos) << r.out;
+}
+
 TEST_F(RunCli, BadUsageExitsTwoAndNamesTheProblem) {
   auto r = sh("run --device sim --db " + db_);
   EXPECT_EQ(r.rc, 2);
