@@ -55,11 +55,13 @@ std::optional<std::string> summarize_telemetry(const SensorModel& model, const T
   // times a second, sample the same state: the share of them with the policy's bits set.
   // Only where the domain has the counter: a share where it has none (the sim) would be new, not a stand-in.
   std::string from_reasons;
+  int n_from_reasons = 0;
   auto from_bits = [&](std::optional<double>& dst, ReadingKind counter, uint64_t mask, const char* what) {
     if (dst || !model.supports(counter)) return;
     const auto r = tl.series(ReadingKind::clock_event_reasons, a, b, mask);
     if (!r.n) return;
     dst = static_cast<double>(r.n_masked) / static_cast<double>(r.n);
+    ++n_from_reasons;
     from_reasons += fmt::format("{}{} share from {} clock-event reason reading(s) in the window ({} with the {})",
                                 from_reasons.empty() ? "" : "; ", what, r.n, r.n_masked,
                                 mask == kClockEventSwPowerCap ? "SW power cap bit" : "thermal slowdown bits");
@@ -67,8 +69,9 @@ std::optional<std::string> summarize_telemetry(const SensorModel& model, const T
   from_bits(t.power_capped_fraction, ReadingKind::power_violation_ns, kClockEventSwPowerCap, "power-capped");
   from_bits(t.thermal_capped_fraction, ReadingKind::thermal_violation_ns, kClockEventSwThermal | kClockEventHwThermal,
             "thermally capped");
-  if (!from_reasons.empty())
-    return from_reasons + ", not the violation counter (fewer than two of its reads fell inside)";
+  if (n_from_reasons == 1) return from_reasons + ", not the violation counter (fewer than two of its reads fell inside)";
+  if (n_from_reasons == 2)
+    return from_reasons + ", not the violation counters (fewer than two of their reads fell inside)";
   return std::nullopt;
 }
 
