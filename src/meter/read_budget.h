@@ -85,8 +85,8 @@ class ReadBudget {
 // with a cheaper stand-in or that change slowly). The counter, the anchor of every estimate, keeps
 // up to 3/4 of the total. Of the rest the extras give way first, down to a tenth (the violation
 // counters, 1-2 ms a read on an H200, have the clock-event reasons as a stand-in; memory used took
-// 9-46 ms a read under load); then telemetry (it describes the energy; the power readings shape
-// it), down to a fifth of what is left; then the power readings. Returns each group's factor (1:
+// 4.5-46 ms a read under load in some runs, 0.06 ms in others); then telemetry (it describes the
+// energy; the power readings shape it), down to a fifth of what is left; then the power readings. Returns each group's factor (1:
 // untouched). On the H200 a counter at 7.5 ms a read left telemetry so little that the GPM metrics
 // (0.2 ms) shared it with the violation counters and came twice in 66 s.
 inline std::array<double, 4> budget_group_scales(double use_counter, double use_power, double use_tel,
