@@ -69,9 +69,9 @@ std::optional<std::string> summarize_telemetry(const SensorModel& model, const T
   from_bits(t.power_capped_fraction, ReadingKind::power_violation_ns, kClockEventSwPowerCap, "power-capped");
   from_bits(t.thermal_capped_fraction, ReadingKind::thermal_violation_ns, kClockEventSwThermal | kClockEventHwThermal,
             "thermally capped");
-  if (n_from_reasons == 1) return from_reasons + ", not the violation counter (fewer than two of its reads fell inside)";
-  if (n_from_reasons == 2)
-    return from_reasons + ", not the violation counters (fewer than two of their reads fell inside)";
+  if (n_from_reasons > 0)
+    return from_reasons + (n_from_reasons == 1 ? ", not the violation counter (fewer than two of its reads fell inside)"
+                                               : ", not the violation counters (fewer than two of their reads fell inside)");
   return std::nullopt;
 }
 

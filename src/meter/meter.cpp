@@ -415,11 +415,13 @@ class Meter::Impl {
       if (t.phase == 0 || t.phase == 2) {
         // Probing or bracketing: a change since the previous read pins the update between them.
         // A probe's bracket wider than two reads (the start-up probe's coarse steps, or a read
-        // held up: the H200's first reads under load took up to 104 ms, and memory used 46 ms)
-        // would lock the grid only that well, and check brackets never narrow it. The value is
-        // placed in it, and one period later reads back to back from just before it pin the update
-        // down: the value just read holds until then, so that stretch starts as the probe.
-        const int64_t narrow_ns = 2 * std::max<int64_t>(static_cast<int64_t>(t.budget.cost_ns()), 1'000'000) + 1'000'000;
+        // held up: an H200 counter read under load took 104 ms, and a probe once waited 44 ms
+        // between two reads) would lock the grid only that well, and check brackets never narrow
+        // it. The value is placed in it, and one period later reads back to back from just before
+        // it pin the update down: the value just read holds until then, so that stretch starts as
+        // the probe.
+        const int64_t read_ns = std::max<int64_t>(static_cast<int64_t>(t.budget.cost_ns()), 1'000'000);
+        const int64_t narrow_ns = 2 * read_ns + 1'000'000;
         if (t.have_probe && value != t.probe_value && t.phase == 0 && mid - t.probe_t_ns > narrow_ns &&
             t.fine_tries < kFineTries) {
           const int64_t lo = t.probe_t_ns;

@@ -86,9 +86,10 @@ class ReadBudget {
 // up to 3/4 of the total. Of the rest the extras give way first, down to a tenth (the violation
 // counters, 1-2 ms a read on an H200, have the clock-event reasons as a stand-in; memory used took
 // 4.5-46 ms a read under load in some runs, 0.06 ms in others); then telemetry (it describes the
-// energy; the power readings shape it), down to a fifth of what is left; then the power readings. Returns each group's factor (1:
-// untouched). On the H200 a counter at 7.5 ms a read left telemetry so little that the GPM metrics
-// (0.2 ms) shared it with the violation counters and came twice in 66 s.
+// energy; the power readings shape it), down to a fifth of what is left; then the power readings.
+// Returns each group's factor (1: untouched). On the H200 a counter at 7.5 ms a read left
+// telemetry so little that the GPM metrics (0.2 ms) shared it with the violation counters and came
+// twice in 66 s.
 inline std::array<double, 4> budget_group_scales(double use_counter, double use_power, double use_tel,
                                                  double use_extra, double total) {
   std::array<double, 4> f{1.0, 1.0, 1.0, 1.0};
@@ -119,7 +120,9 @@ inline double water_level(std::vector<std::pair<double, double>>& use, double bu
     weights += w;
   }
   if (total <= budget) return std::numeric_limits<double>::infinity();
-  std::sort(use.begin(), use.end(), [](const auto& a, const auto& b) { return a.first * b.second < b.first * a.second; });
+  // By use per unit of weight (u/w), without dividing.
+  std::sort(use.begin(), use.end(),
+            [](const auto& a, const auto& b) { return a.first * b.second < b.first * a.second; });
   double below = 0;  // sum of the uses under the level
   for (const auto& [u, w] : use) {
     const double level = (budget - below) / weights;
