@@ -12,12 +12,15 @@ no-op, so a script can keep its marks when it runs on its own.
 """
 import json
 import os
+import select
+import signal
 import threading
 import time
 
 __all__ = ["enabled", "open", "close", "count", "tag", "window", "Window"]
 
 _lock = threading.Lock()
+WAIT_S = 0.1  # longest wait for room in a full pipe (a slow or stopped reader), then the mark is dropped
 
 
 def _fd():
@@ -37,20 +40,41 @@ def enabled():
     return _FD is not None
 
 
+def _write_line(fd, line):
+    """Writes one line without hurting the caller: never raises SIGPIPE (blocked on this thread for
+    the write, a pending one taken back) and waits at most WAIT_S for room. False if not sent."""
+    pipe_only = {signal.SIGPIPE}
+    was_pending = signal.SIGPIPE in signal.sigpending()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, pipe_only)
+    ok = True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        view = memoryview(line)
+        while view:
+            events = poller.poll(WAIT_S * 1000)
+            if not events or events[0][1] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                ok = False
+                break
+            n = os.write(fd, view)
+            view = view[n:]
+    except OSError:
+        ok = False  # marks are best effort: a closed channel never breaks the workload
+    finally:
+        if not ok and not was_pending:
+            while signal.sigtimedwait(pipe_only, 0) is not None:
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    return ok
+
+
 def _send(obj):
     if _FD is None:
         return False
     obj.setdefault("t_ns", time.monotonic_ns())  # CLOCK_MONOTONIC on Linux: wattlab's clock
     line = (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode()
-    try:
-        with _lock:  # one os.write per line: lines of <= 4096 bytes never interleave in a pipe
-            view = memoryview(line)
-            while view:
-                n = os.write(_FD, view)
-                view = view[n:]
-        return True
-    except OSError:
-        return False  # marks are best effort: a closed channel never breaks the workload
+    with _lock:  # one os.write per line: lines of <= 4096 bytes never interleave in a pipe
+        return _write_line(_FD, line)
 
 
 def _num(counts):

@@ -11,6 +11,8 @@
 //   }
 #pragma once
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,12 +81,56 @@ void put_object(std::string& out, const char* field, const Map& m) {
   }
   out += "}";
 }
+
+// Writes without ever hurting the caller: SIGPIPE is blocked on the calling thread for the write
+// (a pending one it raised is taken back), so a reader that is gone makes the write fail with
+// EPIPE instead of killing the process; and the write waits at most `wait_ms` for room in a full
+// pipe (a reader that is slow or stopped), then gives up. Returns false when the line was not sent.
+inline bool write_line(int fd, const std::string& line, int wait_ms) {
+  sigset_t pipe_only, old_mask;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+  bool ok = true;
+  std::size_t done = 0;
+  while (done < line.size()) {
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
+      ok = false;
+      break;
+    }
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (!ok && !was_pending) {
+    // The write may have raised SIGPIPE on this thread: take it back before unblocking.
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return ok;
+}
 }  // namespace detail
 
 // One connection to the channel. Thread-safe: each mark is one write() of one line, and a pipe
-// write of at most PIPE_BUF (4096) bytes is never interleaved with another writer's.
+// write of at most PIPE_BUF (4096) bytes is never interleaved with another writer's. A mark never
+// hurts the measured program: a reader that is gone or stuck makes it return false (at most
+// kWaitMs later), never raise SIGPIPE or block for longer.
 class Client {
  public:
+  static constexpr int kWaitMs = 100;  // longest wait for room in a full pipe
   explicit Client(int fd) : fd_(fd) {}
   // The channel of this process: WATTLAB_MARKS_FD, or none (every call a no-op).
   static Client from_env() {
@@ -116,14 +162,7 @@ class Client {
     if (!counts.empty()) detail::put_object(line, "counts", counts);
     if (!text.empty()) detail::put_object(line, text_field, text);
     line += "}\n";
-    std::size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;  // the reader is gone: marks are best effort, never fatal
-      done += static_cast<std::size_t>(n);
-    }
-    return true;
+    return detail::write_line(fd_, line, kWaitMs);
   }
   int fd_;
 };
