@@ -40,7 +40,8 @@ void register_diagnose(CLI::App& app, Action& action) {
 
   auto* m = sub->add_subcommand("min-energy", "the minimum-energy configuration per model");
   data_opts(m, *o);
-  m->add_option("--gpu", o->gpu, "only this GPU type (H100, B200)");
+  m->add_option("--gpu", o->gpu,
+                fmt::format("only this GPU type ({}, {})", dg::kPaperBaselineGpuModel, dg::kPaperAlternativeGpuModel));
   m->add_option("--gpus", o->gpus, "only this GPU count");
   m->add_option("--deadline-ms", o->deadline_ms, "latency deadline: median ITL (LLM) or batch latency (diffusion), ms")
       ->check(CLI::PositiveNumber);
