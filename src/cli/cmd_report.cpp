@@ -1,19 +1,20 @@
-// wattlab report RUN_ID|latest [--db FILE] [--json] [--html FILE]: print a stored run again, or
-// write it as one self-contained HTML page with plots (docs/report-html.md).
-// wattlab report --gemm [RUN_ID|latest|all] [--format text|md] [--plots-dir DIR] [--html FILE]
+// wattlab report RUN_ID|latest [--db FILE] [--format text|json|html] [--json] [--html FILE]: a
+// stored run again on stdout, or as one self-contained HTML page with plots (docs/report-html.md).
+// wattlab report --gemm [RUN_ID|latest|all] [--format text|md|html] [--plots-dir DIR] [--html FILE]
 // [--sweep ID]: the GEMM study's tables and plots against the reference (docs/report-gemm.md).
+// --format picks what goes to stdout (format_option.h); --html FILE writes the page to a file.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "cli.h"
+#include "format_option.h"
 #include "run_summary.h"
 #include "wattlab/report/gemm_analysis.h"
-#include "wattlab/report/gemm_plots.h"
+#include "wattlab/report/gemm_plot_files.h"
 #include "wattlab/report/gemm_tables.h"
 #include "wattlab/report/html_report.h"
 #include "wattlab/store/run_json.h"
@@ -22,15 +23,16 @@
 namespace wattlab::cli {
 namespace {
 
+using report::Format;
+
 struct ReportOptions {
   std::string run;  // empty: "latest", or "all" with --gemm
   std::string db = "wattlab.db";
-  bool json = false;
-  std::string html;  // write the HTML report here
+  FormatChoice format;  // stdout: text (default), json, md (--gemm only) or html
+  std::string html;     // write the HTML page here
   bool gemm = false;
-  std::string format;  // --gemm: "text" (default) or "md"
   std::string plots_dir;
-  std::string sweep;   // --gemm: only this sweep id
+  std::string sweep;  // --gemm: only this sweep id
 };
 
 // The HTML file's folder must exist and the path must not be a folder: checked before any work.
@@ -45,11 +47,39 @@ void check_html_path(const std::string& path) {
     throw UsageError("report: --html '" + path + "': folder '" + dir.string() + "' does not exist");
 }
 
-int write_html(const Store& store, RunId id, const std::string& path, Io& io) {
-  auto html = report::html_report(store, id);
+// The options that go together, checked before the store is opened.
+void check_options(const ReportOptions& o) {
+  const Format f = o.format.format;
+  if (!o.html.empty()) check_html_path(o.html);
+  if (!o.gemm && (!o.plots_dir.empty() || !o.sweep.empty())) throw UsageError("report: --plots-dir and --sweep go with --gemm");
+  if (!o.gemm && f == Format::markdown)
+    throw UsageError("report: --format md goes with --gemm; a run prints as text, json or html");
+  if (o.gemm && f == Format::json)
+    throw UsageError("report: JSON (--json, --format json) does not go with --gemm; use --format text, md or html, or --html FILE");
+  if (f == Format::html && !o.html.empty())
+    throw UsageError("report: --format html prints the page, --html FILE writes it: give one of them");
+  if (f == Format::html && !o.plots_dir.empty())
+    throw UsageError("report: --plots-dir prints a line on stdout; it does not go with --format html");
+  if (!o.gemm && !o.html.empty() && o.format.given)
+    throw UsageError("report: --html FILE writes the run's page; --format " + std::string(report::format_name(f)) +
+                     " does not go with it");
+  if (!o.plots_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.plots_dir, ec);
+    if (!std::filesystem::is_directory(o.plots_dir, ec))
+      throw UsageError("report: --plots-dir '" + o.plots_dir + "' is not a folder and cannot be made one");
+  }
+}
+
+// Writes a rendered page to `path` (--html FILE) or prints it (path empty: --format html).
+int emit_html(const Result<std::string>& html, const std::string& path, const std::string& what, Io& io) {
   if (!html) {
     io.err << "wattlab: " << html.error().message() << "\n";
     return html.error().kind == ErrorKind::not_found ? kExitUsage : kExitFailure;
+  }
+  if (path.empty()) {
+    io.out << *html;
+    return kExitOk;
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << *html;
@@ -58,12 +88,21 @@ int write_html(const Store& store, RunId id, const std::string& path, Io& io) {
     io.err << "wattlab: cannot write '" << path << "' (report --html): check the path and its permissions\n";
     return kExitUsage;
   }
-  io.out << "wrote " << path << " (run " << id << ")\n";
+  io.out << "wrote " << path << " (" << what << ")\n";
   return kExitOk;
 }
 
-// A run id: a positive number, or "latest" (then looked up).
-RunId parse_run_id(const std::string& run, bool gemm) {
+// A run id: a positive number, or "latest" (then looked up); nullopt (message on stderr) when the
+// store has no run.
+std::optional<RunId> run_id(const Store& store, const std::string& run, bool gemm, Io& io) {
+  if (run.empty() || run == "latest") {
+    auto latest = store.latest_run_id();
+    if (!latest) {
+      io.err << "wattlab: " << latest.error().message() << "\n";
+      return std::nullopt;
+    }
+    return *latest;
+  }
   try {
     std::size_t used = 0;
     const RunId id = std::stoll(run, &used);
@@ -74,48 +113,15 @@ RunId parse_run_id(const std::string& run, bool gemm) {
   }
 }
 
-std::string file_part(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
-  return s;
-}
-
-// Every analyzed sweep's normalized plots as DIR/gemm_<sweep>_<experiment>_<shape>_<energy|power>.svg.
-int write_gemm_plots(const std::vector<report::GemmSweepAnalysis>& analyses, const std::string& dir, Io& io) {
-  std::size_t n = 0;
-  for (const auto& a : analyses)
-    for (const auto& key : report::gemm_plot_keys(a))
-      for (auto q : {report::GemmQty::energy_per_gemm, report::GemmQty::power}) {
-        auto plot = report::gemm_normalized_plot(a, key, q);
-        if (!plot) continue;
-        const bool control = key.shape == "0x0x0";
-        const auto path = (std::filesystem::path(dir) /
-                           file_part(fmt::format("gemm_{}_{}_{}_{}.svg", a.sweep.empty() ? "nosweep" : a.sweep, key.experiment,
-                                                 control ? "control" : key.shape, q == report::GemmQty::power ? "power" : "energy")))
-                              .string();
-        auto r = report::render(*plot, path, false);
-        if (!r) {
-          io.err << "wattlab: " << r.error().message() << "\n";
-          return kExitFailure;  // gnuplot missing or failing: the message names the package or its stderr
-        }
-        ++n;
-      }
-  io.out << "wrote " << n << " plots to " << dir << (n == 0 ? " (no sweep has reference points)" : "") << "\n";
-  return kExitOk;
-}
-
 int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
   const std::string sel = o.run.empty() ? "all" : o.run;
   std::vector<RunRecord> runs;
   std::string what;
   auto load = [&](RunId id) -> bool {
     auto rec = store.load_run(id);
-    if (!rec) {
-      io.err << "wattlab: " << rec.error().message() << "\n";
-      return false;
-    }
-    runs.push_back(std::move(*rec));
-    return true;
+    if (!rec) io.err << "wattlab: " << rec.error().message() << "\n";
+    else runs.push_back(std::move(*rec));
+    return rec.ok();
   };
   if (sel == "all") {
     auto list = store.list_runs();
@@ -127,19 +133,9 @@ int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
       if (r.window_count > 0 && !load(r.run_id)) return kExitFailure;
     what = "all runs of " + o.db;
   } else {
-    RunId id = 0;
-    if (sel == "latest") {
-      auto latest = store.latest_run_id();
-      if (!latest) {
-        io.err << "wattlab: " << latest.error().message() << "\n";
-        return kExitUsage;
-      }
-      id = *latest;
-    } else {
-      id = parse_run_id(sel, true);
-    }
-    if (!load(id)) return kExitUsage;
-    what = "run " + std::to_string(id) + " of " + o.db;
+    const auto id = run_id(store, sel, true, io);
+    if (!id || !load(*id)) return kExitUsage;
+    what = "run " + std::to_string(*id) + " of " + o.db;
   }
   auto points = report::gemm_measurements(runs);
   if (!o.sweep.empty()) {
@@ -150,8 +146,9 @@ int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
     io.err << "wattlab: report --gemm: no gemm_point windows in " << what << " (wattlab gemm stores them)\n";
     return kExitUsage;
   }
+  if (o.format.format == Format::html) return emit_html(report::gemm_html_report(runs, what), "", what, io);
   const auto analyses = report::analyze_gemm(points);
-  const bool md = o.format == "md";
+  const bool md = o.format.format == Format::markdown;
   if (md) io.out << "<!-- wattlab report --gemm " << sel << " --format md (docs/report-gemm.md); " << what << " -->\n\n";
   for (const auto& a : analyses) {
     const auto tables = report::gemm_tables(a);
@@ -160,39 +157,20 @@ int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
     if (a.references.empty() && !a.control_reference)
       io.out << (md ? "" : "  ") << "No reference points in this sweep: no Δ, CV or effect is computed.\n\n";
   }
-  if (!o.plots_dir.empty())
-    if (int rc = write_gemm_plots(analyses, o.plots_dir, io); rc != kExitOk) return rc;
-  if (!o.html.empty()) {
-    auto html = report::gemm_html_report(runs, what);
-    if (!html) {
-      io.err << "wattlab: " << html.error().message() << "\n";
-      return html.error().kind == ErrorKind::not_found ? kExitUsage : kExitFailure;
+  if (!o.plots_dir.empty()) {
+    const auto n = report::write_gemm_plot_files(analyses, o.plots_dir);
+    if (!n) {
+      io.err << "wattlab: " << n.error().message() << "\n";
+      return kExitFailure;  // gnuplot missing or failing: the message names the package or its stderr
     }
-    std::ofstream out(o.html, std::ios::binary | std::ios::trunc);
-    out << *html;
-    out.close();
-    if (!out) {
-      io.err << "wattlab: cannot write '" << o.html << "' (report --html): check the path and its permissions\n";
-      return kExitUsage;
-    }
-    io.out << "wrote " << o.html << " (" << what << ")\n";
+    io.out << "wrote " << *n << " plots to " << o.plots_dir << (*n == 0 ? " (no sweep has reference points)" : "") << "\n";
   }
+  if (!o.html.empty()) return emit_html(report::gemm_html_report(runs, what), o.html, what, io);
   return kExitOk;
 }
 
 int report(const ReportOptions& o, Io& io) {
-  if (!o.html.empty()) check_html_path(o.html);
-  if (!o.gemm && (!o.format.empty() || !o.plots_dir.empty() || !o.sweep.empty()))
-    throw UsageError("report: --format, --plots-dir and --sweep go with --gemm");
-  if (o.gemm && o.json) throw UsageError("report: --json does not go with --gemm; use --format md or --html");
-  if (!o.format.empty() && o.format != "text" && o.format != "md")
-    throw UsageError("report: --format '" + o.format + "' is not a format; give text or md");
-  if (!o.plots_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.plots_dir, ec);
-    if (!std::filesystem::is_directory(o.plots_dir, ec))
-      throw UsageError("report: --plots-dir '" + o.plots_dir + "' is not a folder and cannot be made one");
-  }
+  check_options(o);
   auto store = Store::open(o.db, OpenMode::read_only);
   if (!store) {
     io.err << "wattlab: " << store.error().message() << "\n";
@@ -200,24 +178,16 @@ int report(const ReportOptions& o, Io& io) {
   }
   if (o.gemm) return report_gemm(o, *store, io);
   if (o.run == "all") throw UsageError("report: 'all' goes with --gemm; give a run id or 'latest'");
-  RunId id = 0;
-  if (o.run.empty() || o.run == "latest") {
-    auto latest = store->latest_run_id();
-    if (!latest) {
-      io.err << "wattlab: " << latest.error().message() << "\n";
-      return kExitUsage;
-    }
-    id = *latest;
-  } else {
-    id = parse_run_id(o.run, false);
-  }
-  auto rec = store->load_run(id);
+  const auto id = run_id(*store, o.run, false, io);
+  if (!id) return kExitUsage;
+  auto rec = store->load_run(*id);
   if (!rec) {
     io.err << "wattlab: " << rec.error().message() << "\n";
     return rec.error().kind == ErrorKind::not_found ? kExitUsage : kExitFailure;
   }
-  if (!o.html.empty()) return write_html(*store, id, o.html, io);
-  if (o.json) io.out << run_to_json_string(*rec) << "\n";
+  if (!o.html.empty() || o.format.format == Format::html)
+    return emit_html(report::html_report(*store, *id), o.html, "run " + std::to_string(*id), io);
+  if (o.format.format == Format::json) io.out << run_to_json_string(*rec) << "\n";
   else print_run_summary(io.out, *rec);
   return kExitOk;
 }
@@ -226,13 +196,13 @@ int report(const ReportOptions& o, Io& io) {
 
 void register_report(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ReportOptions>();
-  auto* sub = app.add_subcommand("report", "Print a stored run again");
+  auto* sub = app.add_subcommand("report", "Print a stored run again, or the GEMM study's tables (--gemm)");
   sub->add_option("run", opts->run, "run id or 'latest' (the default); with --gemm also 'all' (the default there)");
   sub->add_option("--db", opts->db, "SQLite database")->capture_default_str();
-  sub->add_flag("--json", opts->json, "print the run as JSON (docs/json-output.md)");
-  sub->add_option("--html", opts->html, "write the run as one self-contained HTML page with plots (docs/report-html.md)");
+  add_format_option(sub, opts->format, {Format::text, Format::json, Format::markdown, Format::html},
+                    "a run: text, json (docs/json-output.md) or html; with --gemm: text, md (Markdown tables) or html");
+  sub->add_option("--html", opts->html, "write the run (or with --gemm the study) as one self-contained HTML page with plots");
   sub->add_flag("--gemm", opts->gemm, "the GEMM study's tables against the reference, over every run by default (docs/report-gemm.md)");
-  sub->add_option("--format", opts->format, "with --gemm: text (default) or md (Markdown tables)");
   sub->add_option("--plots-dir", opts->plots_dir, "with --gemm: write SVG plots normalized to the reference into this folder");
   sub->add_option("--sweep", opts->sweep, "with --gemm: only this sweep id");
   sub->callback([opts, &action] { action = [opts](Io& io) { return report(*opts, io); }; });

@@ -145,3 +145,24 @@ TEST(DiagnoseCli, GraphListsAllEdges) {
   EXPECT_EQ(j["nodes"].size(), 13u);
   EXPECT_EQ(j["edges"].size(), 16u);
 }
+
+TEST(DiagnoseCli, FormatOptionMatchesJsonFlag) {
+  const auto json = run("diagnose graph --json");
+  ASSERT_EQ(json.rc, 0);
+  const auto as_json = run("diagnose graph --format json");
+  ASSERT_EQ(as_json.rc, 0);
+  EXPECT_EQ(as_json.out, json.out);
+  const auto text = run("diagnose graph");
+  EXPECT_EQ(run("diagnose graph --format text").out, text.out);
+  EXPECT_NE(text.out, json.out);
+  const auto summary = run("diagnose summary --format json --data " + data("gpqa.json"));
+  ASSERT_EQ(summary.rc, 0);
+  EXPECT_EQ(summary.out, run("diagnose summary --json --data " + data("gpqa.json")).out);
+
+  const auto md = run("diagnose graph --format md", true);
+  EXPECT_EQ(md.rc, 2);
+  EXPECT_NE(md.out.find("--format: 'md' is not a format of 'diagnose graph'; give text or json"), std::string::npos) << md.out;
+  const auto both = run("diagnose explain --json --format text --config model=x --data " + data("gpqa.json"), true);
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.out.find("contradicts --json"), std::string::npos) << both.out;
+}

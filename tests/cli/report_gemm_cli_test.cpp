@@ -141,6 +141,13 @@ TEST_F(ReportGemmCli, MarkdownPlotsTextAndHtmlOverEveryRun) {
   EXPECT_EQ(figs, svgs);
   EXPECT_EQ(page.find("<script"), std::string::npos);
 
+  // --format html: the same page on stdout.
+  auto out_page = cli("report --gemm --db " + db_.string() + " --format html");
+  ASSERT_EQ(out_page.rc, 0) << out_page.out.substr(0, 400);
+  EXPECT_TRUE(out_page.out.starts_with("<!DOCTYPE html>\n")) << out_page.out.substr(0, 200);
+  EXPECT_NE(out_page.out.find("<title>wattlab GEMM study (SIMULATED)</title>"), std::string::npos);
+  EXPECT_NE(out_page.out.find("<table class=\"gemm\">"), std::string::npos);
+
   // The per-run page carries the normalized plots too.
   auto run_page = cli("report 1 --db " + db_.string() + " --html " + (dir_ / "run1.html").string());
   ASSERT_EQ(run_page.rc, 0) << run_page.out;
@@ -151,10 +158,13 @@ TEST_F(ReportGemmCli, UsageErrors) {
   store_study(0);
   const std::string db = " --db " + db_.string();
   EXPECT_EQ(cli("report --gemm --format xml" + db).rc, 2);
-  EXPECT_EQ(cli("report --format md" + db).rc, 2);             // --format without --gemm
+  EXPECT_EQ(cli("report --format md" + db).rc, 2);             // md without --gemm
+  EXPECT_EQ(cli("report --gemm --format html --plots-dir " + dir_.string() + db).rc, 2);
+  EXPECT_EQ(cli("report --gemm --format html --html " + (dir_ / "x.html").string() + db).rc, 2);
   EXPECT_EQ(cli("report --plots-dir " + dir_.string() + db).rc, 2);
   EXPECT_EQ(cli("report all" + db).rc, 2);                     // 'all' without --gemm
   EXPECT_EQ(cli("report --gemm --json" + db).rc, 2);
+  EXPECT_EQ(cli("report --gemm --format json" + db).rc, 2);
   EXPECT_EQ(cli("report --gemm 99" + db).rc, 2);               // no such run
   EXPECT_EQ(cli("report --gemm x1" + db).rc, 2);
   auto none = cli("report --gemm --sweep nosuchsweep" + db);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "wattlab/diagnose/paper_defaults.h"
 #include "wattlab/diagnose/population.h"
 
 namespace wattlab::diagnose {
@@ -24,6 +25,6 @@ struct TaskSummary {
   std::size_t minima_on_one_gpu = 0;
 };
 
-TaskSummary summarize_task(const Dataset& d, const std::string& gpu_model = "B200");
+TaskSummary summarize_task(const Dataset& d, const std::string& gpu_model = std::string(kPaperGpuModel));
 
 }  // namespace wattlab::diagnose
