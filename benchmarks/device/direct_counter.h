@@ -34,6 +34,9 @@ class DirectCounter {
   UpdateEdge read_at_update(int max_reads = 200) const;
   const std::string& uuid() const { return uuid_; }
   const std::string& library_path() const { return lib_->path(); }
+  // The loaded NVML and the device, for other read-only queries of the same GPU.
+  const nvml::Library& library() const { return *lib_; }
+  nvml::nvmlDevice_t handle() const { return dev_; }
 
  private:
   std::shared_ptr<nvml::Library> lib_;
