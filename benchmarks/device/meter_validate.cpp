@@ -82,6 +82,7 @@ void write_trace(const std::string& path, const std::vector<PollSample>& polls) 
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"wattlab's meter against the energy counter and power polling on a real GPU"};
+  app.set_version_flag("--version", "meter_validate (wattlab commit " WATTLAB_BUILD_COMMIT ")");
   app.add_option("--half", o.half, "label of this device command in the CSV (a, b, ...)")->capture_default_str();
   app.add_option("--parts", o.parts, "comma list: levels, short, memory, edges, linearity (levels always runs)")
       ->capture_default_str();
@@ -208,7 +209,7 @@ int main(int argc, char** argv) {
     meter.start();
     if (!meter.wait_first_reads(std::chrono::seconds(10))) std::printf("warning: not every reading was read within 10 s\n");
     WindowLog log(meter, poller, gpu_domain, mem_domain, o.out_dir + "/windows-" + o.half + ".csv", o.half);
-    Context c(o, meter, counter, poller, log, loads);
+    Context c(o, meter, counter, poller, log, loads, t_start);
     c.power_limit_w = enforced_power_limit_w(counter);
     std::printf("%s %s, power limit %.1f W, meter domains %s and %s\n", loads.cap->device_name().c_str(), counter.uuid().c_str(),
                 c.power_limit_w, gpu_domain.c_str(), mem_domain.c_str());
@@ -222,7 +223,8 @@ int main(int argc, char** argv) {
     if (has("linearity")) run_linearity(c);
 
     c.progress("end", "", "waiting for the last results");
-    log.finish(wattlab::marks::monotonic_ns() + wattlab::device::s_to_ns(Context::kReserveS - 4));
+    // After a signal the caller's timeout is near: take what is final within a few seconds.
+    log.finish(wattlab::marks::monotonic_ns() + wattlab::device::s_to_ns(stop_requested() ? 3.0 : Context::kReserveS - 4));
     state["gpu_end"] = read_gpu_state(counter);
     state["idle_w"] = c.idle_w;
     state["power_limit_w"] = c.power_limit_w;

@@ -172,7 +172,8 @@ void NvmlPoller::stop() {
 
 PollIntegral NvmlPoller::integrate(int64_t t_begin_ns, int64_t t_end_ns) const {
   std::lock_guard<std::mutex> g(mu_);
-  return integrate_polls(samples_, t_begin_ns, t_end_ns, 3 * interval_ns_);
+  // A poll held up (NVML busy with another thread's counter read) is bridged, as a polling tool would.
+  return integrate_polls(samples_, t_begin_ns, t_end_ns, std::max<int64_t>(50 * interval_ns_, 500'000'000));
 }
 
 std::vector<PollSample> NvmlPoller::samples() const {

@@ -1,5 +1,6 @@
 #include "validate_context.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -42,8 +43,8 @@ nlohmann::json Level::to_json() const {
           {"capped_share", v(capped_share)}, {"sm_clock_mhz", v(sm_clock_mhz)}};
 }
 
-Context::Context(const Options& o, Meter& m, DirectCounter& ctr, NvmlPoller& p, WindowLog& l, Loads& ld)
-    : opt(o), meter(m), counter(ctr), poller(p), log(l), loads(ld), start_ns_(marks::monotonic_ns()),
+Context::Context(const Options& o, Meter& m, DirectCounter& ctr, NvmlPoller& p, WindowLog& l, Loads& ld, int64_t start_ns)
+    : opt(o), meter(m), counter(ctr), poller(p), log(l), loads(ld), start_ns_(start_ns),
       deadline_ns_(start_ns_ + s_to_ns(o.deadline_s)), rng_(o.seed) {}
 
 double Context::elapsed_s() const { return static_cast<double>(marks::monotonic_ns() - start_ns_) * 1e-9; }
@@ -82,21 +83,38 @@ CounterRead Context::read() const { return counter.read(); }
 double Context::uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng_); }
 
 void Context::sleep_until(int64_t t_ns) const {
-  while (true) {
+  constexpr int64_t kSliceNs = 50'000'000;  // a stop request ends the wait within this
+  while (!stop_requested()) {
     const int64_t now = marks::monotonic_ns();
     if (now >= t_ns) return;
-    std::this_thread::sleep_for(std::chrono::nanoseconds(t_ns - now));
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(t_ns - now, kSliceNs)));
   }
 }
 
-WindowPlan Context::exact(const std::string& part, const std::string& level, const std::string& set,
-                          const std::string& role, int repeat, const AlignedEdge& a, const AlignedEdge& b) const {
+WindowPlan Context::labelled(const std::string& part, const std::string& level, const std::string& set,
+                             const std::string& role, int repeat) {
   WindowPlan p;
   p.part = part;
   p.level = level;
   p.set = set;
   p.role = role;
   p.repeat = repeat;
+  p.name = name_of(p);
+  return p;
+}
+
+void Context::add_phase(const std::string& part, const std::string& level, const std::string& set, int repeat,
+                        int64_t t_on, int64_t t_off) {
+  WindowPlan p = labelled(part, level, set, "phase", repeat);
+  p.t_begin_ns = t_on;
+  p.t_end_ns = t_off;
+  p.busy_s = static_cast<double>(t_off - t_on) * 1e-9;
+  log.add(p);
+}
+
+WindowPlan Context::exact(const std::string& part, const std::string& level, const std::string& set,
+                          const std::string& role, int repeat, const AlignedEdge& a, const AlignedEdge& b) const {
+  WindowPlan p = labelled(part, level, set, role, repeat);
   p.t_begin_ns = a.t_ns();
   p.t_end_ns = b.t_ns();
   p.ctr_begin = a.e.after;
@@ -106,7 +124,6 @@ WindowPlan Context::exact(const std::string& part, const std::string& level, con
   // The update lies somewhere in each bracket: at the window's mean power, half a bracket each side.
   const double dur_s = static_cast<double>(p.t_end_ns - p.t_begin_ns) * 1e-9;
   if (dur_s > 0) p.ref_u_j = p.ref_j / dur_s * (a.half_s() + b.half_s());
-  p.name = name_of(p);
   return p;
 }
 

@@ -98,7 +98,9 @@ bool stop_requested();
 
 class Context {
  public:
-  Context(const Options& o, Meter& meter, DirectCounter& counter, NvmlPoller& poller, WindowLog& log, Loads& loads);
+  // `start_ns`: when the program started; the deadline counts from there.
+  Context(const Options& o, Meter& meter, DirectCounter& counter, NvmlPoller& poller, WindowLog& log, Loads& loads,
+          int64_t start_ns);
 
   const Options& opt;
   Meter& meter;
@@ -123,11 +125,17 @@ class Context {
   CounterRead read() const;
   double uniform(double a, double b);
   std::mt19937_64& rng() { return rng_; }
-  void sleep_until(int64_t t_ns) const;
+  void sleep_until(int64_t t_ns) const;  // returns at once after SIGTERM/SIGINT: the parts then wind up
   // A window between two edges on counter updates: the counter delta is its exact reference.
   WindowPlan exact(const std::string& part, const std::string& level, const std::string& set, const std::string& role,
                    int repeat, const AlignedEdge& a, const AlignedEdge& b) const;
   static std::string name_of(const WindowPlan& p);
+  // A plan with its labels and its name set (edges and measurements still to fill in).
+  static WindowPlan labelled(const std::string& part, const std::string& level, const std::string& set,
+                             const std::string& role, int repeat);
+  // Logs a load phase [t_on, t_off] (role "phase"): wattlab's window over it, and the trace's index.
+  void add_phase(const std::string& part, const std::string& level, const std::string& set, int repeat, int64_t t_on,
+                 int64_t t_off);
 
  private:
   int64_t start_ns_, deadline_ns_;

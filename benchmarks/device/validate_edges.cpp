@@ -29,16 +29,8 @@ void afterload(Context& c, Level& lvl) {
     }
     c.progress("edges", lvl.name, "after-load repeat " + std::to_string(rep));
     c.sleep_until(marks::monotonic_ns() + s_to_ns(1.0));
-    WindowPlan busy, idle;
-    for (WindowPlan* p : {&busy, &idle}) {
-      p->part = "edges";
-      p->level = lvl.name;
-      p->repeat = rep;
-    }
-    busy.set = "afterload-load";
-    idle.set = "afterload-idle";
-    busy.name = Context::name_of(busy);
-    idle.name = Context::name_of(idle);
+    WindowPlan busy = Context::labelled("edges", lvl.name, "afterload-load", "window", rep);
+    WindowPlan idle = Context::labelled("edges", lvl.name, "afterload-idle", "window", rep);
     busy.ctr_begin = c.read();
     busy.wl_id = c.meter.open(busy.name);
     const uint64_t n0 = load.launched();
@@ -69,19 +61,14 @@ void afterload(Context& c, Level& lvl) {
     idle.work_units = 0;
     c.log.queue(busy);
     c.log.queue(idle);
+    c.add_phase("edges", lvl.name, "afterload-phase", rep, t_on, t_stop);
     WindowPlan exact = c.exact("edges", lvl.name, "afterload-idle-exact", "exact", rep, u1, u2);
     exact.work_units = 0;
     c.log.add(exact);
     for (auto [set, a, b] : {std::tuple{"afterload-head", t_stop, u1.t_ns()}, std::tuple{"afterload-tail", t_close, u2.t_ns()}}) {
-      WindowPlan p;
-      p.part = "edges";
-      p.level = lvl.name;
-      p.set = set;
-      p.role = "part";
-      p.repeat = rep;
+      WindowPlan p = Context::labelled("edges", lvl.name, set, "part", rep);
       p.t_begin_ns = a;
       p.t_end_ns = std::max(a, b);
-      p.name = Context::name_of(p);
       c.log.add(p);
     }
     c.log.flush();
@@ -128,28 +115,14 @@ void split(Context& c, Level& lvl) {
   for (const CounterRead& r : cuts) edges.emplace_back(mid_ns(r), r);
   edges.emplace_back(b.t_ns(), b.e.after);
   for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
-    WindowPlan p;
-    p.part = "edges";
-    p.level = lvl.name;
-    p.set = "split";
-    p.role = "part";
-    p.repeat = static_cast<int>(i);
+    WindowPlan p = Context::labelled("edges", lvl.name, "split", "part", static_cast<int>(i));
     p.t_begin_ns = edges[i].first;
     p.t_end_ns = edges[i + 1].first;
     p.ctr_begin = edges[i].second;
     p.ctr_end = edges[i + 1].second;
-    p.name = Context::name_of(p);
     c.log.add(p);
   }
-  WindowPlan phase;
-  phase.part = "edges";
-  phase.level = lvl.name;
-  phase.set = "split-load";
-  phase.role = "phase";
-  phase.t_begin_ns = t_up;
-  phase.t_end_ns = t_down;
-  phase.name = Context::name_of(phase);
-  c.log.add(phase);
+  c.add_phase("edges", lvl.name, "split-load", 0, t_up, t_down);
   c.log.flush();
 }
 

@@ -126,25 +126,12 @@ void steady_phase(Context& c, Level& lvl) {
   c.log.add(first);
   c.log.add(second);
   c.log.add(whole);
-  WindowPlan phase;
-  phase.part = "levels";
-  phase.level = lvl.name;
-  phase.set = "steady-phase";
-  phase.role = "phase";
-  phase.t_begin_ns = t_on;
-  phase.t_end_ns = t_off;
-  phase.busy_s = static_cast<double>(t_off - t_on) * 1e-9;
-  phase.name = Context::name_of(phase);
-  c.log.add(phase);
+  c.add_phase("levels", lvl.name, "steady-phase", 0, t_on, t_off);
 
   int written = 0;
   for (const SteadyWindow& w : wins) {
     if (!done[w.ia] || !done[w.ib]) continue;
-    WindowPlan p;
-    p.part = "short";
-    p.level = lvl.name;
-    p.set = "steady-" + fmt_len(w.len_s);
-    p.repeat = w.rep;
+    WindowPlan p = Context::labelled("short", lvl.name, "steady-" + fmt_len(w.len_s), "window", w.rep);
     p.ctr_begin = reads[w.ia];
     p.ctr_end = reads[w.ib];
     p.t_begin_ns = mid_ns(reads[w.ia]);
@@ -156,7 +143,6 @@ void steady_phase(Context& c, Level& lvl) {
     p.ref_j = lvl.power_at(p.t_begin_ns + (p.t_end_ns - p.t_begin_ns) / 2) * d;
     p.ref_kind = "steady-rate";
     p.ref_alt_j = lvl.power_w * d;
-    p.name = Context::name_of(p);
     c.log.add(p);
     ++written;
   }
@@ -281,8 +267,11 @@ void choose_near(Context& c) {
       Probe best = full;
       int k = sms;
       for (int attempt = 0; attempt < 3 && !ok(best); ++attempt) {
+        // Interpolated towards the target; at least 10 % fewer SMs (a capped probe under the target
+        // interpolates upwards).
         const double f = (target - p0) / (best.power_w - p0);
-        k = std::clamp(static_cast<int>(std::lround(k0 + f * (k - k0))), std::max(1, k0 + 1), std::max(1, k - 1));
+        const long interp = std::lround(k0 + f * (k - k0));
+        k = std::clamp(static_cast<int>(std::min(interp, std::lround(0.9 * k))), std::max(1, k0 + 1), std::max(1, k - 1));
         L.near_mma->configure(k, L.mma_iters);
         best = probe(c, *L.near_mma, "mma", k);
       }

@@ -20,7 +20,6 @@ namespace {
 // A window from here on: the counter read, then wattlab's window opened; `body` runs the load.
 template <typename Body>
 void known_work_window(Context& c, Level& lvl, WindowPlan p, Body body) {
-  p.name = Context::name_of(p);
   p.ctr_begin = c.read();
   p.wl_id = c.meter.open(p.name);
   const int64_t t0 = marks::monotonic_ns();
@@ -55,11 +54,7 @@ void nbursts(Context& c, Level& lvl) {
       break;
     }
     c.sleep_until(marks::monotonic_ns() + s_to_ns(gap_s));
-    WindowPlan p;
-    p.part = "linearity";
-    p.level = lvl.name;
-    p.set = "nbursts";
-    p.repeat = n;  // N, the number of bursts
+    WindowPlan p = Context::labelled("linearity", lvl.name, "nbursts", "window", n);  // repeat: N, the number of bursts
     p.planned_s = n * o.nburst_period_s;
     known_work_window(c, lvl, p, [&](int64_t t0) {
       int64_t units = 0;
@@ -90,10 +85,7 @@ void duty(Context& c, Level& lvl) {
     c.sleep_until(marks::monotonic_ns() + s_to_ns(gap_s));
     const int periods = static_cast<int>(std::lround(window_s * hz));
     const int64_t on_units = std::max<int64_t>(1, std::llround(pct / 100.0 / hz / lvl.unit_s()));
-    WindowPlan p;
-    p.part = "linearity";
-    p.level = lvl.name;
-    p.set = "duty-" + fmt_len(hz) + "hz-" + fmt_len(pct);
+    WindowPlan p = Context::labelled("linearity", lvl.name, "duty-" + fmt_len(hz) + "hz-" + fmt_len(pct), "window", 0);
     p.planned_s = periods / hz;
     known_work_window(c, lvl, p, [&](int64_t t0) {
       int64_t units = 0;

@@ -45,28 +45,15 @@ void run_memory(Context& c) {
   // One-second windows inside the copy phase, back to back.
   int k = 0;
   for (int64_t t = d.t_ns(); t + s_to_ns(1.0) <= e.t_ns(); t += s_to_ns(1.0), ++k) {
-    WindowPlan p;
-    p.part = "memory";
-    p.level = "hbm-copy";
-    p.set = "copy-1";
-    p.repeat = k;
+    WindowPlan p = Context::labelled("memory", "hbm-copy", "copy-1", "window", k);
     p.t_begin_ns = t;
     p.t_end_ns = t + s_to_ns(1.0);
     p.planned_s = 1.0;
     p.ref_j = copy_w * 1.0;
     p.ref_kind = "steady-rate";
-    p.name = Context::name_of(p);
     c.log.add(p);
   }
-  WindowPlan phase;
-  phase.part = "memory";
-  phase.level = "hbm-copy";
-  phase.set = "copy-phase";
-  phase.role = "phase";
-  phase.t_begin_ns = t_on;
-  phase.t_end_ns = t_off;
-  phase.name = Context::name_of(phase);
-  c.log.add(phase);
+  c.add_phase("memory", "hbm-copy", "copy-phase", 0, t_on, t_off);
   c.log.flush();
   char buf[128];
   std::snprintf(buf, sizeof buf, "copy phase %.1f W (counter), %.0f copies", copy_w, load.work_units);

@@ -71,19 +71,14 @@ void one_repeat(Context& c, Level& lvl, double shift_ms, int rep) {
   c.log.add(c.exact("edges", lvl.name, "shift-span", "whole", rep, a, b));
   auto plan = [&](const Edge4& e, double shift, int64_t t_a, int64_t t_b, const std::string& role) {
     const int64_t tau = e.up ? t_up : t_down;
-    WindowPlan p;
-    p.part = "edges";
-    p.level = lvl.name;
-    p.set = e.set;
-    p.role = role;
-    p.repeat = rep;
+    WindowPlan p = Context::labelled("edges", lvl.name, e.set, role, rep);
+    p.name.append("/").append(fmt_len(shift));
     p.t_begin_ns = t_a;
     p.t_end_ns = t_b;
     p.shift_ms = shift;
     p.shift_actual_ms = static_cast<double>((e.ending ? t_b : t_a) - tau) * 1e-6;
     p.ref_j = e.up ? step_model_j(t_a, t_b, tau, c.idle_w, lvl.power_w) : step_model_j(t_a, t_b, tau, lvl.power_w, c.idle_w);
     p.ref_kind = "step-model";
-    p.name = Context::name_of(p) + "/" + fmt_len(shift);
     return p;
   };
   for (std::size_t k = 0; k < 4; ++k) {
@@ -101,16 +96,7 @@ void one_repeat(Context& c, Level& lvl, double shift_ms, int rep) {
       const int64_t at = (e.up ? t_up : t_down) + s_to_ns(shift * 1e-3);
       c.log.add(e.ending ? plan(e, shift, at - len, at, "scan") : plan(e, shift, at, at + len, "scan"));
     }
-  WindowPlan phase;
-  phase.part = "edges";
-  phase.level = lvl.name;
-  phase.set = "shift-load";
-  phase.role = "phase";
-  phase.repeat = rep;
-  phase.t_begin_ns = t_up;
-  phase.t_end_ns = t_down;
-  phase.name = Context::name_of(phase);
-  c.log.add(phase);
+  c.add_phase("edges", lvl.name, "shift-load", rep, t_up, t_down);
 }
 
 void shifts(Context& c, Level& lvl) {

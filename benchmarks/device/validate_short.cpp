@@ -36,12 +36,7 @@ void bursts(Context& c, Level& lvl) {
     }
     c.sleep_until(marks::monotonic_ns() + s_to_ns(gap_s));
     const int64_t units = std::max<int64_t>(1, std::llround(len / lvl.unit_s()));
-    WindowPlan p;
-    p.part = "short";
-    p.level = lvl.name;
-    p.set = "burst-" + fmt_len(len);
-    p.repeat = rep;
-    p.name = Context::name_of(p);
+    WindowPlan p = Context::labelled("short", lvl.name, "burst-" + fmt_len(len), "window", rep);
     p.ctr_begin = c.read();
     p.wl_id = c.meter.open(p.name);
     const int64_t t_on = marks::monotonic_ns();

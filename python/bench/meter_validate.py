@@ -11,6 +11,7 @@ levels; exact windows (between counter updates); (1) linearity fits with residua
 Exit 0 on success, 2 on bad input (a message names it).
 """
 import argparse
+import bisect
 import csv
 import glob
 import json
@@ -482,11 +483,13 @@ def memory_section(rows, states, traces, out):
         table(out, ["windows", "length s", "n", "mean W", "max W", "above the limit"], body)
     body = []
     for half, tr in sorted(traces.items()):
+        times = [t[0] for t in tr]
         phases = [r for r in rows if r["half"] == half and r["level"] == "cap" and r["role"] == "phase"]
         for ph in phases:
             a, b = ph["t_begin_ns"], ph["t_end_ns"]
+            span = tr[max(0, bisect.bisect_left(times, a) - 2):bisect.bisect_right(times, b) + 2]
             for label, idx in (("instant", 2), ("PowerUsage", 1)):
-                pts = [(t[0], t[idx]) for t in tr]
+                pts = [(t[0], t[idx]) for t in span]
                 for width in (0.1, 0.6, 1.0, 2.0):
                     means = st.rolling_means(pts, a, b, width)
                     if not means:
