@@ -40,11 +40,12 @@ CounterRead DirectCounter::read() const {
   return r;
 }
 
-UpdateEdge DirectCounter::read_at_update(int max_reads) const {
+UpdateEdge DirectCounter::read_at_update(int max_wait_ms) const {
   UpdateEdge e;
   e.before = read();
   e.reads = 1;
-  while (e.reads < max_reads) {
+  const int64_t give_up_ns = e.before.t_begin_ns + static_cast<int64_t>(max_wait_ms) * 1'000'000;
+  while (true) {
     const CounterRead r = read();
     ++e.reads;
     if (r.energy_mj != e.before.energy_mj) {
@@ -52,9 +53,12 @@ UpdateEdge DirectCounter::read_at_update(int max_reads) const {
       return e;
     }
     e.before = r;
+    if (r.t_end_ns > give_up_ns) break;
   }
   throw WattlabError(Error{ErrorKind::unavailable,
-                           "the energy counter of " + uuid_ + " did not change in " + std::to_string(max_reads) + " reads", ""});
+                           "the energy counter of " + uuid_ + " did not change in " + std::to_string(max_wait_ms) +
+                               " ms (" + std::to_string(e.reads) + " reads)",
+                           ""});
 }
 
 }  // namespace wattlab::device

@@ -29,11 +29,14 @@ class DirectCounter {
   // The NVML device whose UUID is `uuid` ("GPU-..."), else index 0. Throws WattlabError.
   explicit DirectCounter(const std::string& uuid);
   CounterRead read() const;  // throws WattlabError when the read fails
-  // Reads until the value changes (the counter publishes every ~100 ms on an H200); at most
-  // `max_reads` reads. Throws WattlabError when the counter does not change.
-  UpdateEdge read_at_update(int max_reads = 200) const;
+  // Reads back to back until the value changes (the counter publishes every ~100 ms on an H200),
+  // for at most `max_wait_ms`. Throws WattlabError when the counter does not change in that time.
+  UpdateEdge read_at_update(int max_wait_ms = 2000) const;
   const std::string& uuid() const { return uuid_; }
   const std::string& library_path() const { return lib_->path(); }
+  // The loaded NVML and the device, for other read-only queries of the same GPU.
+  const nvml::Library& library() const { return *lib_; }
+  nvml::nvmlDevice_t handle() const { return dev_; }
 
  private:
   std::shared_ptr<nvml::Library> lib_;

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The meter's validation on the H200 (docs/results/meter-validation-h200.md), in two halves, each
+# one device command of at most 8.5 minutes:
+#   a: levels (idle; below, near and at the power cap: steady phases with windows of 0.05-10 s
+#      inside), short (isolated bursts of 0.05-2 s), memory (HBM copies: the memory domain);
+#   b: levels (again: this machine's reference rates), edges (an idle window right after 5 s of
+#      load, split phases, windows shifted across transitions), linearity (N bursts, duty cycles).
+# benchmarks/device/meter_validate prints its plan first (about 365 s for a, 400 s for b) and starts
+# no new work that would end past DEADLINE_S (465 s); `timeout` stops it at 490 s (SIGTERM: it writes
+# what it has) and kills it 10 s later. Changes no GPU setting: clocks, power limit and persistence
+# are only read.
+#
+#   (here)   cmake --preset cuda && cmake --build --preset cuda -j2 --target meter_validate
+#            (also copies libfmt, which the GPU machine lacks, to build/cuda/lib)
+#   (device) run(command="bash scripts/device/meter_validate_h200.sh a", timeout_s=540,
+#                carry=["build/cuda/benchmarks/device/meter_validate", "build/cuda/lib"])
+#            then the same with "b".
+# Outputs under $OUT (6 files): windows-H.csv, state-H.json, trace-H.csv, run-H.log,
+# nvidia-smi-q-H.txt, summary-H.md (python/bench/meter_validate.py's tables of this half; run it
+# on both halves' files together for the whole page). Knobs: BIN, DEADLINE_S, EXTRA (more flags).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+HALF="${1:-}"
+case "$HALF" in
+  a) PARTS=levels,short,memory ;;
+  b) PARTS=levels,edges,linearity ;;
+  *)
+    echo "usage: $0 a|b   (a: levels,short,memory; b: levels,edges,linearity)" >&2
+    exit 2
+    ;;
+esac
+OUT="${OUT:-/tmp/wattlab-meter-validate-out}"
+mkdir -p "$OUT"
+BIN="${BIN:-build/cuda/benchmarks/device/meter_validate}"
+DEADLINE_S="${DEADLINE_S:-465}"
+EXTRA="${EXTRA:-}"
+export LD_LIBRARY_PATH="$PWD/build/cuda/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if [[ ! -x "$BIN" ]]; then
+  echo "no $BIN: build here with cmake --preset cuda && cmake --build --preset cuda -j2 --target meter_validate," \
+    "and carry it and build/cuda/lib" >&2
+  exit 2
+fi
+if ldd "$BIN" | grep -q "not found"; then
+  echo "$BIN: shared libraries not found (LD_LIBRARY_PATH=$LD_LIBRARY_PATH):" >&2
+  ldd "$BIN" | grep "not found" >&2
+  exit 2
+fi
+S="$OUT/summary-$HALF.md"
+t_start=$(date +%s)
+{
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  # The binary's own commit: the device's copy of the tree may carry other git metadata.
+  echo "build: $("$BIN" --version 2>&1)"
+  echo "half $HALF: parts $PARTS, deadline ${DEADLINE_S} s${EXTRA:+, extra flags: $EXTRA}"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$S"
+nvidia-smi -q > "$OUT/nvidia-smi-q-$HALF.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,power.limit,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv 2>&1 | tee -a "$S"
+
+# shellcheck disable=SC2086  # EXTRA is a list of flags
+timeout -k 10 $((DEADLINE_S + 25)) "$BIN" --half "$HALF" --parts "$PARTS" --out "$OUT" --deadline-s "$DEADLINE_S" $EXTRA \
+  2>&1 | tee "$OUT/run-$HALF.log"
+rc=${PIPESTATUS[0]}
+echo "meter_validate: exit $rc" | tee -a "$S"
+nvidia-smi --query-gpu=pstate,clocks.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | sed 's/^/after: /' | tee -a "$S"
+
+inputs=()
+for f in "windows-$HALF.csv" "state-$HALF.json" "trace-$HALF.csv"; do
+  [[ -s "$OUT/$f" ]] && inputs+=("$OUT/$f")
+done
+if [[ -s "$OUT/windows-$HALF.csv" ]]; then
+  echo >> "$S"
+  python3 python/bench/meter_validate.py "${inputs[@]}" >> "$S" 2>&1
+  echo "meter_validate.py: exit $?" | tee -a "$S"
+else
+  echo "no windows-$HALF.csv: nothing to analyse" | tee -a "$S"
+fi
+echo "wall time $(($(date +%s) - t_start)) s" | tee -a "$S"
+# The tables most often read first; the whole page is summary-$HALF.md.
+sed -n '/^## Levels/,/^## (1)/p;/^## (3)/,/^## (5)/p' "$S" | grep -v '^## (1)\|^## (5)'
+exit "$rc"
