@@ -14,6 +14,7 @@ import argparse
 import bisect
 import csv
 import glob
+import gzip
 import json
 import math
 import os
@@ -65,7 +66,8 @@ def read_windows(path):
 def read_trace(path):
     """[(t_ns, usage_w, instant_w, mem_instant_w, mem_average_w, sm_clock_mhz, reasons)] in time order."""
     out = []
-    with open(path, newline="") as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
             g = lambda k: float(r[k]) if r.get(k) not in (None, "") else None
             out.append((int(r["t_ns"]), g("usage_w"), g("instant_w"), g("mem_instant_w"), g("mem_average_w"),
@@ -80,7 +82,7 @@ def gather(paths):
     for p in paths:
         if os.path.isdir(p):
             files += sorted(glob.glob(os.path.join(p, "windows-*.csv")) + glob.glob(os.path.join(p, "state-*.json")) +
-                            glob.glob(os.path.join(p, "trace-*.csv")))
+                            glob.glob(os.path.join(p, "trace-*.csv")) + glob.glob(os.path.join(p, "trace-*.csv.gz")))
         elif os.path.exists(p):
             files.append(p)
         else:
@@ -88,9 +90,9 @@ def gather(paths):
     rows, states, traces = [], {}, {}
     for f in files:
         base = os.path.basename(f)
-        m = re.match(r"(windows|state|trace)-(.+)\.(csv|json)$", base)
+        m = re.match(r"(windows|state|trace)-(.+?)\.(csv|json|csv\.gz)$", base)
         if not m:
-            raise ValueError(f"{f}: expected windows-<half>.csv, state-<half>.json or trace-<half>.csv")
+            raise ValueError(f"{f}: expected windows-<half>.csv, state-<half>.json or trace-<half>.csv[.gz]")
         kind, half = m.group(1), m.group(2)
         if kind == "windows":
             rows += read_windows(f)
