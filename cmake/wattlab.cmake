@@ -1,5 +1,5 @@
-# Where the project's shared/ folder lies (data for tests); CI lays it beside the checkout.
-set(WATTLAB_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH "The shared/ folder with data for tests")
+# The data the tests read (tests/data/*/README.md): inside the source tree, so a clone stands alone.
+set(WATTLAB_TEST_DATA_DIR "${PROJECT_SOURCE_DIR}/tests/data")
 # One function configures every library target the same way (include dirs, C++20, warnings).
 function(wattlab_setup_target target)
   target_include_directories(${target} PUBLIC
@@ -41,7 +41,7 @@ function(wattlab_add_test source)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${target})
-  set(env "WATTLAB_SHARED_DIR=${WATTLAB_SHARED_DIR}")
+  set(env "WATTLAB_TEST_DATA_DIR=${WATTLAB_TEST_DATA_DIR}")
   if(TARGET wattlab)
     list(APPEND env "WATTLAB_BIN=$<TARGET_FILE:wattlab>")
   endif()

@@ -17,8 +17,11 @@ struct Ran {
   std::string out;
 };
 
+// A leaderboard file under tests/data/mlenergy-leaderboard-v3 (CTest passes the folder).
 std::string data(const std::string& f) {
-  return std::string(std::getenv("WATTLAB_SHARED_DIR")) + "/data/mlenergy-leaderboard-v3/" + f;
+  const char* dir = std::getenv("WATTLAB_TEST_DATA_DIR");
+  EXPECT_NE(dir, nullptr) << "WATTLAB_TEST_DATA_DIR is not set (CTest sets it)";
+  return std::string(dir ? dir : "/nonexistent") + "/mlenergy-leaderboard-v3/" + f;
 }
 
 // Runs `wattlab ARGS` with stderr merged into the output when `merge_err`.

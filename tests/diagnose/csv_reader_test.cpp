@@ -1,4 +1,4 @@
-#include "shared_data.h"
+#include "test_data.h"
 #include "wattlab/core/error.h"
 
 using namespace wattlab::diagnose;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "shared_data.h"
+#include "test_data.h"
 #include "wattlab/core/error.h"
 #include "wattlab/diagnose/select.h"
 

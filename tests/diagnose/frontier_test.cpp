@@ -1,6 +1,6 @@
 #include "wattlab/diagnose/frontier.h"
 
-#include "shared_data.h"
+#include "test_data.h"
 
 using namespace wattlab::diagnose;
 using namespace wattlab::diagnose::testing;

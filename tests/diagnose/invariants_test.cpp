@@ -1,4 +1,4 @@
-#include "shared_data.h"
+#include "test_data.h"
 
 using namespace wattlab::diagnose;
 using namespace wattlab::diagnose::testing;

@@ -1,6 +1,6 @@
 #include "wattlab/diagnose/rules.h"
 
-#include "shared_data.h"
+#include "test_data.h"
 #include "wattlab/diagnose/select.h"
 
 using namespace wattlab::diagnose;

@@ -1,6 +1,6 @@
 #include "wattlab/diagnose/select.h"
 
-#include "shared_data.h"
+#include "test_data.h"
 #include "wattlab/core/error.h"
 
 using namespace wattlab::diagnose;

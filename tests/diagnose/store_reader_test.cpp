@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/shell.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "wattlab/core/error.h"
 #include "wattlab/store/store.h"
 

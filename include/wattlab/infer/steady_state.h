@@ -1,5 +1,5 @@
 // The study's steady-state window and what it holds, as pure functions over request timelines
-// (shared docs/joules-framework.md, "Steady-state window (LLM)"; docs/serve-bench.md).
+// (docs/joules-framework.md, "Steady-state window (LLM)"; docs/serve-bench.md).
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-// What the original study found per experiment (shared/docs/input-dependent-power.md §3: the A100
+// What the original study found per experiment (docs/input-dependent-power.md §3: the A100
 // results reduced from the authors' traces; §7: the rough H200 expectation), as data the GEMM
 // report prints next to the measured effect.
 #pragma once

@@ -11,7 +11,7 @@
 namespace wattlab {
 
 // How one reading of one domain behaves. Defaults come from vendor documentation and
-// shared/docs/sensors.md; `wattlab sensors --characterize` measures them.
+// docs/sensors.md; `wattlab sensors --characterize` measures them.
 struct ReadingModel {
   ReadingKind kind = ReadingKind::power_instant_w;
   int64_t update_period_ns = 0;   // how often the sensor publishes a new value (0: continuous)

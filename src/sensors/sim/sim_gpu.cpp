@@ -13,7 +13,7 @@ namespace {
 
 double unit_uniform(uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
-// H200 read costs (shared/docs/sensors.md, section 1).
+// H200 read costs (docs/sensors.md, section 1).
 constexpr int64_t kCounterCostNs = 4'200'000;
 constexpr int64_t kInstantCostNs = 8'800;
 constexpr int64_t kAverageCostNs = 9'000;
@@ -26,7 +26,7 @@ int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 
 
 SensorModel make_model(const SimConfig& c) {
   SensorModel m;
-  const std::string src = "wattlab-sim: H200 behaviour from shared/docs/sensors.md (SIMULATED)";
+  const std::string src = "wattlab-sim: H200 behaviour from docs/sensors.md (SIMULATED)";
   m.source = src;
   m.gain_tolerance = 0.05;
   auto add = [&](ReadingKind k, int64_t period, int64_t window, double res, int64_t cost,

@@ -1,5 +1,5 @@
 // A GPU that exists only in software, with a known true power trace and sensors that behave like
-// an H100/H200's (shared/docs/sensors.md): a cumulative counter updated every 100 ms, an "instant"
+// an H100/H200's (docs/sensors.md): a cumulative counter updated every 100 ms, an "instant"
 // power that averages 25 ms of every 100 ms, a 1 s averaged power, a 20 ms sample buffer, a per-board
 // gain error, read costs, and faults on request. Everything it produces is labelled SIMULATED.
 #pragma once
@@ -28,7 +28,7 @@ struct SimConfig {
   double idle_w = 75.0;
   double board_max_w = 700.0;  // H200 enforced limit
   bool read_costs = true;      // spend the H200's read costs (CPU time on a real clock)
-  // The sensor's timing (H200 values from shared/docs/sensors.md).
+  // The sensor's timing (H200 values from docs/sensors.md).
   int64_t update_period_ns = 100'000'000;
   int64_t instant_window_ns = 25'000'000;
   int64_t average_window_ns = 1'000'000'000;

@@ -1,4 +1,4 @@
-// Test helpers: the shared ML.ENERGY leaderboard files, and a scratch folder for malformed inputs.
+// Test helpers: the ML.ENERGY leaderboard files in tests/data, and a scratch folder for malformed inputs.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -13,22 +13,23 @@
 
 namespace wattlab::diagnose::testing {
 
-inline std::string shared_file(const std::string& name) {
-  const char* dir = std::getenv("WATTLAB_SHARED_DIR");
-  if (!dir) ADD_FAILURE() << "WATTLAB_SHARED_DIR is not set (CTest sets it)";
-  return std::string(dir ? dir : "/nonexistent") + "/data/mlenergy-leaderboard-v3/" + name;
+// A leaderboard file under tests/data/mlenergy-leaderboard-v3 (CTest passes the folder).
+inline std::string leaderboard_file(const std::string& name) {
+  const char* dir = std::getenv("WATTLAB_TEST_DATA_DIR");
+  if (!dir) ADD_FAILURE() << "WATTLAB_TEST_DATA_DIR is not set (CTest sets it)";
+  return std::string(dir ? dir : "/nonexistent") + "/mlenergy-leaderboard-v3/" + name;
 }
 
 inline const Dataset& chat() {
-  static const Dataset d = read_leaderboard_json(shared_file("lm-arena-chat.json"));
+  static const Dataset d = read_leaderboard_json(leaderboard_file("lm-arena-chat.json"));
   return d;
 }
 inline const Dataset& gpqa() {
-  static const Dataset d = read_leaderboard_json(shared_file("gpqa.json"));
+  static const Dataset d = read_leaderboard_json(leaderboard_file("gpqa.json"));
   return d;
 }
 inline const Dataset& images() {
-  static const Dataset d = read_leaderboard_json(shared_file("text-to-image.json"));
+  static const Dataset d = read_leaderboard_json(leaderboard_file("text-to-image.json"));
   return d;
 }
 
