@@ -1,5 +1,6 @@
 #include "window_intake.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace wattlab {
@@ -53,7 +54,6 @@ WindowIntake::Node* WindowIntake::take_node() {
     if (!pool_) pool_ = returned_.exchange(nullptr, std::memory_order_acquire);
     if (Node* n = pool_) {
       pool_ = n->next;
-      pooled_.fetch_sub(1, std::memory_order_relaxed);
       return n;
     }
   }
@@ -61,11 +61,12 @@ WindowIntake::Node* WindowIntake::take_node() {
 }
 
 void WindowIntake::recycle(Node* n) {
-  if (pooled_.load(std::memory_order_relaxed) >= kPoolNodes) {
+  if (!returned_.load(std::memory_order_relaxed)) returned_count_ = 0;  // a caller took them all
+  if (returned_count_ >= kPoolNodes) {
     delete n;
     return;
   }
-  pooled_.fetch_add(1, std::memory_order_relaxed);
+  ++returned_count_;
   // One pusher (the drainer); callers only take the whole list, so a node is never popped alone.
   n->next = returned_.load(std::memory_order_relaxed);
   while (!returned_.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_relaxed)) {
@@ -124,11 +125,17 @@ void WindowIntake::drain(std::vector<EdgeEvent>& out) {
 void WindowIntake::dropped(const std::vector<WindowId>& ids) {
   if (ids.empty()) return;
   std::lock_guard lk(dropped_mu_);
-  for (WindowId id : ids) dropped_.insert(id);
+  WindowId newest = max_dropped_.load(std::memory_order_relaxed);
+  for (WindowId id : ids) {
+    dropped_.insert(id);
+    newest = std::max(newest, id);
+  }
+  max_dropped_.store(newest, std::memory_order_release);
 }
 
 bool WindowIntake::known(WindowId id) const {
   if (id == 0 || id >= next_id_.load(std::memory_order_relaxed)) return false;
+  if (id > max_dropped_.load(std::memory_order_acquire)) return true;  // the usual case: no lock
   std::lock_guard lk(dropped_mu_);
   return !dropped_.contains(id);
 }

@@ -67,19 +67,22 @@ class WindowIntake {
     Node* next = nullptr;
   };
   // Recycled nodes keep the caller's path free of malloc and of fresh pages to fault in (the tail
-  // of open+close was those, once the lock was gone).
+  // of open+close was those, once the lock was gone). At most this many wait in each of the
+  // drainer's list and the callers' pool.
   static constexpr std::size_t kPoolNodes = 4096;
   void push(EdgeEvent::Kind kind, WindowId id, int64_t a_ns, int64_t b_ns, std::string_view name);
   Node* take_node();
   void recycle(Node* n);
   static void free_list(Node* n);
 
-  std::atomic<Node*> head_{nullptr};  // newest first
-  std::atomic<WindowId> next_id_{1};
-  std::mutex pool_mu_;  // callers only: the drainer never takes it
-  Node* pool_ = nullptr;                  // guarded by pool_mu_
-  std::atomic<Node*> returned_{nullptr};  // nodes the drainer recycled; callers take the whole list
-  std::atomic<std::size_t> pooled_{0};    // nodes in pool_ and returned_
+  // What the callers and the drainer both write sits on cache lines of its own.
+  alignas(64) std::atomic<Node*> head_{nullptr};  // newest first
+  alignas(64) std::atomic<WindowId> next_id_{1};
+  std::mutex pool_mu_;    // callers only: the drainer never takes it
+  Node* pool_ = nullptr;  // guarded by pool_mu_
+  alignas(64) std::atomic<Node*> returned_{nullptr};  // nodes the drainer recycled; callers take the whole list
+  std::size_t returned_count_ = 0;                    // drainer only: nodes it put there since a caller took them
+  alignas(64) std::atomic<WindowId> max_dropped_{0};  // close() of a newer id needs no lookup
   // Held for one lookup or one batch of inserts, never while a sensor is read or a result built.
   mutable std::mutex dropped_mu_;
   IdRanges dropped_;
