@@ -1,18 +1,18 @@
 // What a measurement window costs the caller's thread: Meter::open + Meter::close, and the RAII
-// ScopedWindow. Target: <= 1 us median (issue 2, item 7). The sampler runs on real time against the
-// sim device (SIMULATED H200, its read costs spent as CPU time on the sampler thread), so the
-// numbers include contention with the sampler for the meter's lock.
+// ScopedWindow. The sampler runs on real time against the sim device (SIMULATED H200, its read
+// costs spent as CPU time on the sampler thread) and builds a result for every window.
 //
-// What the target measures is the median cost of one open+close on the caller's thread: that is
-// BM_OpenClosePercentiles' p50_ns, and main() prints PASS or FAIL on it (exit 0 or 1).
+// Targets, on the caller's thread (BM_OpenClosePercentiles): the median open+close <= 1 us, and at
+// one window every 100 us also p99.9 <= 20 us and max <= 1 ms: the caller never waits for the
+// sampler (open and close push their edge onto a lock-free queue and take no lock the sampler holds
+// while it reads or builds results). On a 2-core host the tail also holds what the host does to the
+// caller's core (interrupts, other threads, cold caches after them). main() prints each figure
+// against its target and a result line (exit 0 on PASS, 1 on FAIL).
 //
 // BM_OpenClose, BM_ScopedWindow: windows back to back; Google Benchmark's mean wall time per
 // iteration. It is a throughput figure, not the target: a loop making windows back to back makes
-// hundreds of thousands a second, and the sampler builds a result for each one under the meter's
-// lock, so the mean includes the caller waiting for that lock (CPU time per iteration stays near
-// the median). Before the meter processed windows incrementally (only windows the newest counter
-// point settles, at most 16 results per lock hold), the sampler rescanned every pending window after
-// every read: 41-54 us per iteration of wall time against 0.3 us p50 on a loaded 2-core host.
+// hundreds of thousands a second, and the sampler builds a result for each one on its own
+// thread, so on a 2-core host the mean includes the caller sharing a core with that work.
 // BM_OpenClosePercentiles/<gap_us>: every open+close timed on its own with two clock reads, windows
 // <gap_us> apart; counters p50_ns, p99_ns, p999_ns, max_ns (the clock-read pair's own cost is in
 // them; clock_pair_ns says how much that is).
@@ -33,8 +33,12 @@
 namespace {
 
 wattlab::Meter* g_meter = nullptr;
-// p50 of every run of BM_OpenClosePercentiles, by pace (us between windows), for the verdict.
-std::vector<std::pair<int64_t, double>> g_p50_ns;
+// Every run of BM_OpenClosePercentiles, by pace (us between windows), for the verdict.
+struct RunPercentiles {
+  int64_t pace_us = 0;
+  double p50_ns = 0, p999_ns = 0, max_ns = 0;
+};
+std::vector<RunPercentiles> g_runs;
 
 int64_t now_ns() {
   timespec ts{};
@@ -100,11 +104,13 @@ void BM_OpenClosePercentiles(benchmark::State& state) {
   }
   std::sort(dur_ns.begin(), dur_ns.end());
   std::sort(pair_ns.begin(), pair_ns.end());
-  state.counters["p50_ns"] = percentile(dur_ns, 0.50);
-  g_p50_ns.emplace_back(state.range(0), percentile(dur_ns, 0.50));
+  const RunPercentiles run{state.range(0), percentile(dur_ns, 0.50), percentile(dur_ns, 0.999),
+                           dur_ns.empty() ? 0 : static_cast<double>(dur_ns.back())};
+  g_runs.push_back(run);
+  state.counters["p50_ns"] = run.p50_ns;
   state.counters["p99_ns"] = percentile(dur_ns, 0.99);
-  state.counters["p999_ns"] = percentile(dur_ns, 0.999);
-  state.counters["max_ns"] = dur_ns.empty() ? 0 : static_cast<double>(dur_ns.back());
+  state.counters["p999_ns"] = run.p999_ns;
+  state.counters["max_ns"] = run.max_ns;
   state.counters["clock_pair_ns"] = percentile(pair_ns, 0.50);
   state.counters["windows"] = static_cast<double>(dur_ns.size());
 }
@@ -141,22 +147,43 @@ int main(int argc, char** argv) {
   std::printf("sampler CPU during the benchmarks: %.3f s over %.3f s wall = %.2f %% of one core\n",
               static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9, wall_s,
               wall_s > 0 ? 100.0 * static_cast<double>(cpu1_ns - cpu0_ns) * 1e-9 / wall_s : 0.0);
-  // The verdict: median over the runs (repetitions) of each pace's p50.
-  bool pass = !g_p50_ns.empty();
-  for (const int64_t pace_us : {0, 100}) {
-    std::vector<double> v;
-    for (const auto& [p, ns] : g_p50_ns)
-      if (p == pace_us) v.push_back(ns);
-    if (v.empty()) continue;
+  // The verdict: the p50 and p99.9 are medians over the runs (repetitions) of a pace, the max the
+  // largest of them all.
+  auto median_of = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    const double med = v[v.size() / 2];
+    return v[v.size() / 2];
+  };
+  auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
+  bool pass = !g_runs.empty();
+  for (const int64_t pace_us : {0, 100}) {
+    std::vector<double> p50, p999, max;
+    for (const RunPercentiles& r : g_runs)
+      if (r.pace_us == pace_us) {
+        p50.push_back(r.p50_ns);
+        p999.push_back(r.p999_ns);
+        max.push_back(r.max_ns);
+      }
+    if (p50.empty()) continue;
+    const char* pace = pace_us == 0 ? "back to back" : "one window every 100 us";
+    const double med = median_of(p50);
     pass = pass && med <= 1000.0;
-    std::printf("open+close p50 (%s, median of %zu run(s)): %.0f ns, target <= 1000 ns: %s\n",
-                pace_us == 0 ? "back to back" : "one window every 100 us", v.size(), med,
-                med <= 1000.0 ? "PASS" : "FAIL");
+    std::printf("open+close p50 (%s, median of %zu run(s)): %.0f ns, target <= 1000 ns: %s\n", pace, p50.size(), med,
+                verdict(med <= 1000.0));
+    if (pace_us != 100) continue;
+    // At a steady pace the tail says whether the caller ever waits: for the sampler's lock, or a core.
+    for (const RunPercentiles& r : g_runs)
+      if (r.pace_us == pace_us)
+        std::printf("  run: p50 %.0f ns, p99.9 %.0f ns, max %.0f ns\n", r.p50_ns, r.p999_ns, r.max_ns);
+    const double tail = median_of(p999), worst = *std::max_element(max.begin(), max.end());
+    const bool tail_ok = tail <= 20'000.0 && worst <= 1'000'000.0;
+    pass = pass && tail_ok;
+    std::printf("open+close tail (%s, %zu run(s)): p50 %.0f ns and p99.9 %.0f ns (medians), max %.0f ns (of all); "
+                "targets p50 <= 1000 ns, p99.9 <= 20000 ns, max <= 1000000 ns: %s\n",
+                pace, p999.size(), med, tail, worst, verdict(med <= 1000.0 && tail_ok));
   }
-  std::printf("result: %s (open+close median on the caller's thread, target <= 1 us)\n",
-              g_p50_ns.empty() ? "FAIL (BM_OpenClosePercentiles did not run)" : pass ? "PASS" : "FAIL");
+  std::printf("result: %s (open+close on the caller's thread: median <= 1 us; at one window every 100 us "
+              "p99.9 <= 20 us and max <= 1 ms)\n",
+              g_runs.empty() ? "FAIL (BM_OpenClosePercentiles did not run)" : verdict(pass));
   benchmark::Shutdown();
   return pass ? 0 : 1;
 }

@@ -193,11 +193,11 @@ int characterize_sensors(const SensorsOptions& o, Io& io) {
       e.available = true;
       e.energy_j = d.load.counter_j;
       e.mean_power_w = d.load.counter_power_w;
-      e.estimator = "counter";
+      e.estimator = Estimator::counter;
       for (const auto& a : d.load.rows)
         if (a.kind == ReadingKind::power_instant_w && a.available) {
           e.cross_check_j = a.integrated_j;
-          e.cross_check_estimator = "integrated(power_instant_w)";
+          e.cross_check_estimator = Estimator::integrated_power_instant_w;
         }
       w.domains.push_back(e);
       w.labels = {{"domain", d.domain_id}, {"load", d.load.load}, {"load_report", d.load.load_report}};

@@ -80,7 +80,7 @@ void print_run_summary(std::ostream& out, const RunRecord& run) {
       }
       out << fmt::format("    {:<16} {:>14.3f} {:>12.3f} {:>12.3f} {:>10.1f} {:>10.1f}  {}\n",
                          d.domain_id + (d.simulated ? "*" : ""), d.energy_j, d.uncertainty_j, d.systematic_j,
-                         d.mean_power_w, d.peak_power_w, d.estimator);
+                         d.mean_power_w, d.peak_power_w, to_string(d.estimator));
       const auto& t = d.telemetry;
       std::string tel;
       if (t.mean_sm_clock_mhz) tel += fmt::format("SM {:.0f} MHz  ", *t.mean_sm_clock_mhz);

@@ -13,6 +13,13 @@ namespace {
 // is a small fraction of its energy.
 constexpr int64_t kCalibrationSpanNs = 20'000'000'000;
 
+// The second estimate of a window, which cross-checks the primary one.
+struct CrossCheck {
+  double energy_j = 0;
+  double u_j = 0;  // 1 sigma
+  EstimatorUsed estimator;
+};
+
 double u2(const EdgeEstimate& e) {
   return e.u_shape_j * e.u_shape_j + e.u_timing_j * e.u_timing_j + e.u_noise_j * e.u_noise_j;
 }
@@ -92,8 +99,8 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
   d.simulated = domain.simulated;
   const double dur_s = static_cast<double>(b - a) * 1e-9;
   if (state.lost && state.lost_at_ns <= b) {
-    d.issues.push_back(fmt::format("{} was lost {:.3f} s into the window: no energy after that", domain.id,
-                                   static_cast<double>(state.lost_at_ns - a) * 1e-9));
+    d.add_issue(IssueCode::device_lost, fmt::format("{} was lost {:.3f} s into the window: no energy after that",
+                                                    domain.id, static_cast<double>(state.lost_at_ns - a) * 1e-9));
   }
   bool primary_ok = false;
   if (tl.has_counter()) {
@@ -103,36 +110,42 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
       primary_ok = true;
       d.energy_j = eb.energy_j - ea.energy_j;
       d.uncertainty_j = 2.0 * std::sqrt(u2(ea) + u2(eb) + 2 * std::pow(tl.counter_resolution_j() / std::sqrt(12.0), 2));
-      d.estimator = eb.estimator == ea.estimator ? eb.estimator : ea.estimator + "|" + eb.estimator;
+      d.estimator = EstimatorUsed::edges(ea.estimator, eb.estimator);
       // The counter-scaled samples, where the timeline still holds them: usually the sharper of
       // the two for windows of seconds; the counter's own edges win for long windows.
       bool cal_covered = false;
       const auto cal = tl.calibrated_samples(a, b, kCalibrationSpanNs, &cal_covered);
-      std::optional<Timeline::Integrated> other;
+      std::optional<CrossCheck> other;
       if (cal.ok && 2.0 * cal.u_j < d.uncertainty_j) {
-        other = Timeline::Integrated{true, d.energy_j, d.uncertainty_j / 2.0, d.estimator};
+        other = CrossCheck{d.energy_j, d.uncertainty_j / 2.0, d.estimator};
         d.energy_j = cal.energy_j;
         d.uncertainty_j = 2.0 * cal.u_j;
         d.estimator = cal.estimator;
       } else if (cal.ok) {
-        other = cal;
+        other = CrossCheck{cal.energy_j, cal.u_j, cal.estimator};
       } else {
         const auto raw = tl.integrate_power(a, b);
-        if (raw.ok) other = raw;
+        if (raw.ok) other = CrossCheck{raw.energy_j, raw.u_j, raw.estimator};
       }
       if (other) {
         d.cross_check_j = other->energy_j;
         d.cross_check_estimator = other->estimator;
         // Raw integrated power carries the board's gain: allow the gain tolerance for it.
-        const double gain = other->estimator.rfind("integrated", 0) == 0 ? domain.model.gain_tolerance : 0.0;
+        const double gain =
+            other->estimator.end_kind == Estimator::none && integrates_power_only(other->estimator.kind)
+                ? domain.model.gain_tolerance
+                : 0.0;
         const double tol = std::hypot(d.uncertainty_j, 2 * other->u_j) + (gain + 0.01) * std::abs(d.energy_j);
         if (std::abs(other->energy_j - d.energy_j) > tol)
-          d.issues.push_back(fmt::format("sources disagree: {} gives {:.3f} J, {} gives {:.3f} J", d.estimator,
-                                         d.energy_j, other->estimator, other->energy_j));
+          d.add_issue(IssueCode::sources_disagree,
+                      fmt::format("sources disagree: {} gives {:.3f} J, {} gives {:.3f} J", to_string(d.estimator),
+                                  d.energy_j, to_string(other->estimator), other->energy_j));
       }
-      if (!eb.covered) d.issues.push_back("provisional: the counter has not yet published past the window's end");
+      if (!eb.covered)
+        d.add_issue(IssueCode::counter_not_published,
+                    "provisional: the counter has not yet published past the window's end");
     } else {
-      d.issues.push_back("the timeline does not hold the energy counter around the window's edges");
+      d.add_issue(IssueCode::counter_not_held, "the timeline does not hold the energy counter around the window's edges");
     }
   }
   if (!primary_ok) {
@@ -145,24 +158,43 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
     }
   }
   d.available = primary_ok && !(state.lost && state.lost_at_ns <= b);
-  if (!primary_ok) d.issues.push_back("no energy estimate: no counter or power readings cover the window");
+  if (!primary_ok)
+    d.add_issue(IssueCode::no_estimate, "no energy estimate: no counter or power readings cover the window");
   if (tl.has_counter() && b - a < tl.counter_update_ns())
-    d.issues.push_back(fmt::format(
+    d.add_issue(IssueCode::shorter_than_update, fmt::format(
         "window of {:.1f} ms is shorter than the {:.0f} ms counter update: its energy comes from the power shape "
         "between updates (see the uncertainty)",
         dur_s * 1e3, static_cast<double>(tl.counter_update_ns()) * 1e-6));
   for (const ReadingKind k : {ReadingKind::energy_counter_j, ReadingKind::power_sample_w, ReadingKind::power_instant_w})
     if (const std::size_t n = tl.failures(k, a, b))
-      d.issues.push_back(fmt::format("{} read(s) of {} failed during the window", n, to_string(k)));
+      d.add_issue(IssueCode::reading_failed, fmt::format("{} read(s) of {} failed during the window", n, to_string(k)));
   for (int64_t t : tl.resets(a, b))
-    d.issues.push_back(fmt::format("energy counter reset {:.3f} s into the window; that step was bridged with "
-                                   "integrated power",
-                                   static_cast<double>(t - a) * 1e-9));
+    d.add_issue(IssueCode::counter_reset,
+                fmt::format("energy counter reset {:.3f} s into the window; that step was bridged with "
+                            "integrated power",
+                            static_cast<double>(t - a) * 1e-9));
   d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
   d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
   d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);
-  if (auto note = summarize_telemetry(domain.model, tl, a, b, d.telemetry)) d.issues.push_back(std::move(*note));
+  if (auto note = summarize_telemetry(domain.model, tl, a, b, d.telemetry))
+    d.add_issue(IssueCode::capped_share_from_reasons, std::move(*note));
   return d;
+}
+
+WindowResult build_window_result(const DomainTimelines& tl, WindowId id, const std::string& name, int64_t a_ns,
+                                 int64_t b_ns, const std::vector<std::optional<EdgeEstimate>>& begin, bool final) {
+  WindowResult r;
+  r.id = id;
+  r.name = name;
+  r.t_begin_ns = a_ns;
+  r.t_end_ns = b_ns;
+  r.final = final;
+  for (std::size_t d = 0; d < tl.size(); ++d) {
+    r.domains.push_back(estimate_window(tl.domains[d], tl.timelines[d], tl.states[d], a_ns, b_ns,
+                                        begin.empty() ? std::nullopt : begin[d]));
+    if (!final) r.domains.back().add_issue(IssueCode::provisional, "provisional");  // also beside other notes
+  }
+  return r;
 }
 
 }  // namespace wattlab

@@ -10,106 +10,7 @@ constexpr double kNs = 1e-9;
 const double kSqrt3 = std::sqrt(3.0);
 constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held back (add_sample)
 
-// Index of the last element with key(el) <= t in a time-sorted ring, or -1.
-template <class T, class Key>
-long last_at_or_before(const RingBuffer<T>& r, int64_t t, Key key) {
-  long lo = 0, hi = static_cast<long>(r.size()) - 1, ans = -1;
-  while (lo <= hi) {
-    const long mid = (lo + hi) / 2;
-    if (key(r[static_cast<std::size_t>(mid)]) <= t) {
-      ans = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return ans;
-}
-
-
-bool flat(double a, double b, double tol) { return std::abs(a - b) <= tol; }
-
-// A sample strictly between flat neighbours holds one step; which share of it lies on each side
-// follows from its average. Splitting it there puts the step where the sensor says it was.
-// A "level" sample is not strictly between its neighbours: a plateau or a turning point.
-bool level(const std::vector<PowerPiece>& sl, std::size_t i, double tol) {
-  if (i == 0 || i + 1 >= sl.size()) return true;
-  const double A = sl[i - 1].power_w, p = sl[i].power_w, C = sl[i + 1].power_w;
-  return flat(p, A, tol) || flat(p, C, tol) || (p - A) * (C - p) <= 0;
-}
-
-bool single_step(const std::vector<PowerPiece>& sl, std::size_t j, double tol) {
-  if (j == 0 || j + 1 >= sl.size() || level(sl, j, tol)) return false;
-  if (sl[j - 1].t1_ns != sl[j].t0_ns || sl[j].t1_ns != sl[j + 1].t0_ns) return false;
-  // Between two levels: one transition explains it. Between other in-between samples, the
-  // power moved more than once per sample and no single split is right.
-  return level(sl, j - 1, tol) && level(sl, j + 1, tol);
-}
-
-std::vector<PowerPiece> resolve_steps(const std::vector<PowerPiece>& sl, double tol) {
-  std::vector<PowerPiece> out;
-  out.reserve(sl.size() + 8);
-  for (std::size_t j = 0; j < sl.size(); ++j) {
-    if (!single_step(sl, j, tol)) {
-      out.push_back(sl[j]);
-      continue;
-    }
-    const double A = sl[j - 1].power_w, p = sl[j].power_w, C = sl[j + 1].power_w;
-    const double x = (C - p) / (C - A);  // share of the sample still at A
-    const int64_t split = sl[j].t0_ns + static_cast<int64_t>(x * static_cast<double>(sl[j].t1_ns - sl[j].t0_ns));
-    out.push_back({sl[j].t0_ns, split, A});
-    out.push_back({split, sl[j].t1_ns, C});
-  }
-  return out;
-}
-
-// 1-sigma error of the energy before t that comes from not knowing how power moved inside the
-// sample holding t. Flat or single-step samples leave only noise; busy ones up to their range.
-double edge_u_j(const std::vector<PowerPiece>& sl, int64_t t, double tol) {
-  if (sl.empty()) return 0;
-  std::size_t j = 0;
-  while (j + 1 < sl.size() && sl[j].t1_ns <= t) ++j;
-  const double w = static_cast<double>(sl[j].t1_ns - sl[j].t0_ns);
-  if (w <= 0) return 0;
-  const double frac_ns = std::max(0.0, static_cast<double>(t - sl[j].t0_ns) * static_cast<double>(sl[j].t1_ns - t) / w);
-  const double p = sl[j].power_w;
-  // Clean: a level whose neighbours either match it or hold the transition themselves.
-  auto explained = [&](std::size_t n) { return flat(p, sl[n].power_w, tol) || single_step(sl, n, tol); };
-  const bool clean = level(sl, j, tol) && (j == 0 || explained(j - 1)) && (j + 1 >= sl.size() || explained(j + 1));
-  // Noise on a clean sample is counted with the rest of the noise; a resolved step's position
-  // moves with the noise of the sample that placed it.
-  if (clean) return 0;
-  // The split point moves by w * sigma / step, so the energy before t moves by about sigma * w
-  // (1.4: three noisy samples place it), largest with t mid-sample.
-  if (single_step(sl, j, tol)) return 1.4 * ((tol - 0.5) / 4) * 4 * frac_ns * kNs;
-  double lo = p, hi = p;
-  for (std::size_t i = j > 0 ? j - 1 : 0; i <= std::min(j + 1, sl.size() - 1); ++i)
-    lo = std::min(lo, sl[i].power_w), hi = std::max(hi, sl[i].power_w);
-  return (hi - lo) * frac_ns * kNs / kSqrt3;
-}
-
 }  // namespace
-
-bool PieceSource::covers(int64_t a_ns, int64_t b_ns) const {
-  if (pieces.empty()) return false;
-  if (pieces.front().t0_ns > a_ns || pieces.back().t1_ns < b_ns) return false;
-  // Gaps (missed reads) break coverage; check the pieces overlapping [a, b].
-  const long i0 = last_at_or_before(pieces, a_ns, [](const PowerPiece& p) { return p.t0_ns; });
-  int64_t reach = a_ns;
-  for (std::size_t i = static_cast<std::size_t>(std::max(0L, i0)); i < pieces.size() && pieces[i].t0_ns < b_ns; ++i) {
-    if (pieces[i].t0_ns > reach + 1) return false;
-    reach = std::max(reach, pieces[i].t1_ns);
-  }
-  return reach >= b_ns;
-}
-
-std::vector<PowerPiece> PieceSource::slice(int64_t a_ns, int64_t b_ns) const {
-  std::vector<PowerPiece> out;
-  const long i0 = last_at_or_before(pieces, a_ns, [](const PowerPiece& p) { return p.t0_ns; });
-  for (std::size_t i = static_cast<std::size_t>(std::max(0L, i0)); i < pieces.size() && pieces[i].t0_ns < b_ns; ++i)
-    if (pieces[i].t1_ns > a_ns) out.push_back(pieces[i]);
-  return out;
-}
 
 Timeline::Timeline(const Domain& domain, std::size_t capacity)
     : counter_(std::max<std::size_t>(capacity / 16, 64)),
@@ -164,7 +65,7 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   // The sample buffer is read less often than the counter: bridge again once it has caught up.
   if (!bridge.ok) pending_bridge_ = PendingBridge{prev.t_ns, t, delta};
   return "energy counter went back from " + std::to_string(prev_raw) + " J to " + std::to_string(raw) + " J; bridged with " +
-         (bridge.ok ? bridge.estimator : std::string("the post-reset value (a lower bound)"));
+         (bridge.ok ? std::string(to_string(bridge.estimator)) : std::string("the post-reset value (a lower bound)"));
 }
 
 void Timeline::add_sample(const Reading& r) {
@@ -188,7 +89,7 @@ void Timeline::add_sample(const Reading& r) {
     pending_bridge_.reset();
   }
   if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
-    update_noise(samples_, samples_noise_w_);
+    estimate_noise(samples_, samples_noise_w_);
     samples_since_noise_ = 0;
   }
 }
@@ -204,7 +105,7 @@ void Timeline::add_instant(const Reading& r) {
   {
     instant_.pieces.push({last_instant_->t_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
     if (++instant_since_noise_ >= 256 || instant_noise_w_ == 0) {
-      update_noise(instant_, instant_noise_w_);
+      estimate_noise(instant_, instant_noise_w_);
       instant_since_noise_ = 0;
     }
   }
@@ -226,36 +127,6 @@ double Timeline::noise_sigma_w(const PieceSource& src, int64_t, int64_t) const {
   return &src == &samples_ ? samples_noise_w_ : instant_noise_w_;
 }
 
-void Timeline::update_noise(const PieceSource& src, double& noise_w) {
-  // The 10th percentile of |successive difference| over recent readings: for Gaussian noise of
-  // sigma it is 0.178 sigma, and it stays there while at least a tenth of the steps are quiet
-  // (idle, plateaus). Local estimates fail on periodic load, where every step is a transition.
-  const std::size_t n = std::min<std::size_t>(src.pieces.size(), 4096);
-  if (n < 16) return;
-  std::vector<double> d;
-  d.reserve(n);
-  for (std::size_t i = src.pieces.size() - n + 1; i < src.pieces.size(); ++i)
-    d.push_back(std::abs(src.pieces[i].power_w - src.pieces[i - 1].power_w));
-  // First guess from the 10th percentile (0.178 sigma when every step is quiet; an upper bound
-  // otherwise), then the median of the quiet cluster, the diffs at or below 3.5 guessed sigmas
-  // (|N(0, 2 sigma^2)|, cut at 2.47 of its own sigma: median 0.637 * sqrt 2 sigma).
-  // Selection, not a sort: the same order statistics in linear time (this runs on the sampler
-  // thread every 256 samples, a dozen times a second on NVML's sample buffer).
-  const auto p10 = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 10);
-  std::nth_element(d.begin(), p10, d.end());
-  const double guess = *p10 / 0.178;
-  const double cut = 3.5 * guess;
-  const auto end = std::partition(d.begin(), d.end(), [cut](double x) { return x <= cut; });
-  const std::size_t quiet = static_cast<std::size_t>(end - d.begin());
-  if (quiet < 16) {
-    noise_w = guess;
-    return;
-  }
-  const auto mid = d.begin() + static_cast<std::ptrdiff_t>(quiet / 2);
-  std::nth_element(d.begin(), mid, end);
-  noise_w = *mid / (0.637 * std::sqrt(2.0));
-}
-
 EdgeEstimate Timeline::energy_at(int64_t t) const {
   EdgeEstimate e;
   if (counter_.empty()) return e;
@@ -270,7 +141,7 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
     e.covered = i < 0;  // before the first point nothing newer is needed
     e.energy_j = i < 0 ? p.energy_j - part.energy_j : p.energy_j + part.energy_j;
     e.u_shape_j = part.u_j;
-    e.estimator = "counter+" + part.estimator;
+    e.estimator = counter_plus(part.estimator);
     return e;
   }
   const CounterPoint& p0 = counter_[static_cast<std::size_t>(i)];
@@ -307,13 +178,13 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
       e.u_noise_j = k * sig * sp * kNs * std::sqrt(na * (1 - f) * (1 - f) + nb * f * f);
       p_at0 = k * sl.front().power_w;
       p_at1 = k * sl.back().power_w;
-      e.estimator = src == &samples_ ? "counter+samples" : "counter+instant";
+      e.estimator = src == &samples_ ? Estimator::counter_samples : Estimator::counter_instant;
     }
   }
-  if (e.estimator.empty()) {
+  if (e.estimator == Estimator::none) {
     // Linear in time: the energy could have fallen anywhere in the step.
     e.u_shape_j = dE * std::min(f, 1 - f) / kSqrt3;
-    e.estimator = "counter";
+    e.estimator = Estimator::counter;
   }
   f = std::clamp(f, 0.0, 1.0);
   e.energy_j = p0.energy_j + dE * f;
@@ -327,7 +198,7 @@ Timeline::Integrated Timeline::integrate_power(int64_t a_ns, int64_t b_ns) const
   Integrated out;
   if (b_ns <= a_ns) {
     out.ok = true;
-    out.estimator = has_samples_ ? "integrated(samples)" : "integrated(instant)";
+    out.estimator = has_samples_ ? Estimator::integrated_samples : Estimator::integrated_instant;
     return out;
   }
   const PieceSource* src = shape_source(a_ns, b_ns);
@@ -344,7 +215,7 @@ Timeline::Integrated Timeline::integrate_power(int64_t a_ns, int64_t b_ns) const
     const auto wide = src->slice(a_ns - 2 * src->spacing_ns, b_ns + 2 * src->spacing_ns);
     out.energy_j = integrate(resolve_steps(wide, tol), a_ns, b_ns).energy_j;
     out.u_j = rss({edge_u_j(wide, a_ns, tol), edge_u_j(wide, b_ns, tol), noise});
-    out.estimator = "integrated(samples)";
+    out.estimator = Estimator::integrated_samples;
   } else {
     // The instant reading sees a fraction of each period; what it misses is unknown within the
     // range of power it showed.
@@ -354,7 +225,7 @@ Timeline::Integrated Timeline::integrate_power(int64_t a_ns, int64_t b_ns) const
     out.u_j = rss({(hi - lo) * 0.5 * static_cast<double>(b_ns - a_ns) * kNs / kSqrt3 / std::sqrt(std::max(1.0, n)),
                    (hi - lo) * static_cast<double>(counter_update_ns_ > 0 ? counter_update_ns_ : src->spacing_ns) * kNs / kSqrt3,
                    noise});
-    out.estimator = "integrated(instant)";
+    out.estimator = Estimator::integrated_instant;
   }
   return out;
 }
@@ -405,7 +276,7 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   out.ok = true;
   out.energy_j = k * raw.energy_j;
   out.u_j = rss({k * raw.u_j, u_k * raw.energy_j});
-  out.estimator = "samples*counter";
+  out.estimator = Estimator::samples_counter;
   *covered = true;
   return out;
 }

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "power_shape.h"
 #include "wattlab/core/energy_math.h"
 #include "wattlab/core/ring_buffer.h"
+#include "wattlab/meter/estimator.h"
 #include "wattlab/sensors/sensor.h"
 
 namespace wattlab {
@@ -28,15 +30,7 @@ struct EdgeEstimate {
   double u_shape_j = 0;     // where inside the counter step the energy fell
   double u_timing_j = 0;    // when the counter points really were
   double u_noise_j = 0;     // noise of the power readings used to shape
-  std::string estimator;    // "counter+samples", "counter+instant", "counter", "integrated(samples)"...
-};
-
-struct PieceSource {
-  RingBuffer<PowerPiece> pieces;
-  int64_t spacing_ns = 0;  // typical width of a piece
-  explicit PieceSource(std::size_t cap) : pieces(cap) {}
-  bool covers(int64_t a_ns, int64_t b_ns) const;
-  std::vector<PowerPiece> slice(int64_t a_ns, int64_t b_ns) const;  // pieces overlapping [a, b]
+  Estimator estimator = Estimator::none;  // counter_samples, counter_instant, counter, counter_integrated_*
 };
 
 class Timeline {
@@ -60,7 +54,7 @@ class Timeline {
     bool ok = false;
     double energy_j = 0;
     double u_j = 0;  // 1 sigma
-    std::string estimator;
+    Estimator estimator = Estimator::none;
   };
   Integrated integrate_power(int64_t a_ns, int64_t b_ns) const;
   // Samples integrated over [a, b], scaled by the counter: k = counter energy / sample energy over a
@@ -98,7 +92,6 @@ class Timeline {
  private:
   const PieceSource* shape_source(int64_t a_ns, int64_t b_ns) const;
   double noise_sigma_w(const PieceSource& src, int64_t a_ns, int64_t b_ns) const;
-  static void update_noise(const PieceSource& src, double& noise_w);
   struct PendingBridge {
     int64_t t0_ns, t1_ns;
     double provisional_j;

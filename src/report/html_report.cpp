@@ -104,7 +104,7 @@ std::string header_section(const RunRecord& run) {
   for (const auto& d : whole->domains)
     h += fmt::format("<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n", esc(d.domain_id),
                      d.simulated ? " SIMULATED" : "", esc(energy_text(d)), d.available ? num(d.mean_power_w) : "",
-                     d.available ? num(d.peak_power_w) : "", esc(d.estimator));
+                     d.available ? num(d.peak_power_w) : "", esc(to_string(d.estimator)));
   h += "</table>\n<p class=\"note\">± (95%): timing, shaping and noise of the window; ± gain: the sensor's gain tolerance, "
        "a bias shared by every window of the board (docs/estimators.md).</p>\n";
   return h;
@@ -129,7 +129,7 @@ std::string windows_section(const RunRecord& run) {
         const auto& d = w.domains[i];
         h += fmt::format("<td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td>", esc(d.domain_id),
                          d.simulated ? " SIMULATED" : "", esc(energy_text(d)), d.available ? num(d.mean_power_w) : "",
-                         esc(d.estimator));
+                         esc(to_string(d.estimator)));
       } else {
         h += "<td colspan=\"4\">no domain</td>";
       }

@@ -64,6 +64,11 @@ Result<std::vector<std::string>> strings_from_json(std::string_view text, std::s
   });
 }
 
+Result<EstimatorUsed> estimator_from_column(std::string_view text, std::string_view column) {
+  if (auto e = parse_estimator(text)) return *e;
+  return bad_column(column, "unknown estimator '" + std::string(text) + "'");
+}
+
 Result<std::vector<DeviceProperties>> devices_from_json(std::string_view text, std::string_view column) {
   return decode<std::vector<DeviceProperties>>(text, column, [](const Json& j) {
     std::vector<DeviceProperties> out;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattlab/core/error.h"
+#include "wattlab/meter/estimator.h"
 #include "wattlab/sensors/sensor.h"
 #include "wattlab/store/run_record.h"
 
@@ -23,5 +24,7 @@ Json sensor_model_to_json(const SensorModel& model);
 Result<std::vector<std::string>> strings_from_json(std::string_view text, std::string_view column);
 Result<std::vector<DeviceProperties>> devices_from_json(std::string_view text, std::string_view column);
 Result<SensorModel> sensor_model_from_json(std::string_view text, std::string_view column);
+// An estimator column (plain text, not JSON), parsed once into the enum.
+Result<EstimatorUsed> estimator_from_column(std::string_view text, std::string_view column);
 
 }  // namespace wattlab::store_detail

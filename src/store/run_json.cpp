@@ -25,14 +25,14 @@ Json telemetry_json(const TelemetrySummary& t) {
 Json domain_energy_json(const DomainEnergy& d) {
   auto when = [&](double v) { return d.available ? Json(v) : Json(nullptr); };
   Json cross = nullptr;
-  if (d.cross_check_j) cross = Json{{"energy_j", *d.cross_check_j}, {"estimator", d.cross_check_estimator}};
+  if (d.cross_check_j) cross = Json{{"energy_j", *d.cross_check_j}, {"estimator", to_string(d.cross_check_estimator)}};
   return Json{{"domain_id", d.domain_id},
               {"simulated", d.simulated},
               {"available", d.available},
               {"energy_j", when(d.energy_j)},
               {"uncertainty_j", when(d.uncertainty_j)},
               {"systematic_j", when(d.systematic_j)},
-              {"estimator", d.estimator},
+              {"estimator", to_string(d.estimator)},
               {"mean_power_w", when(d.mean_power_w)},
               {"peak_power_w", when(d.peak_power_w)},
               {"cross_check", std::move(cross)},

@@ -238,9 +238,9 @@ void bind_domain_energy(sqlite::Stmt& q, int64_t window_row, int64_t position, c
       .bind(8, d.systematic_j)
       .bind(9, d.mean_power_w)
       .bind(10, d.peak_power_w)
-      .bind(11, d.estimator)
+      .bind(11, to_string(d.estimator))
       .bind(12, d.cross_check_j)
-      .bind(13, d.cross_check_estimator)
+      .bind(13, to_string(d.cross_check_estimator))
       .bind(14, static_cast<int64_t>(d.readings_used))
       .bind(15, store_detail::strings_to_json(d.issues).dump());
   int index = 16;

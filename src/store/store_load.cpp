@@ -76,9 +76,13 @@ Result<DomainEnergy> domain_energy_from_row(const sqlite::Stmt& q, int first) {
   d.systematic_j = q.real(c++);
   d.mean_power_w = q.real(c++);
   d.peak_power_w = q.real(c++);
-  d.estimator = q.text(c++);
+  auto estimator = store_detail::estimator_from_column(q.text(c++), "window_domains.estimator");
+  if (!estimator) return estimator.error();
+  d.estimator = *estimator;
   d.cross_check_j = q.opt_real(c++);
-  d.cross_check_estimator = q.text(c++);
+  auto cross_check = store_detail::estimator_from_column(q.text(c++), "window_domains.cross_check_estimator");
+  if (!cross_check) return cross_check.error();
+  d.cross_check_estimator = *cross_check;
   d.readings_used = static_cast<std::size_t>(q.int64(c++));
   auto issues = store_detail::strings_from_json(q.text(c++), "window_domains.issues_json");
   if (!issues) return issues.error();

@@ -37,7 +37,7 @@ DomainEnergy energy(const std::string& id, double j, double u, double sys) {
   e.energy_j = j;
   e.uncertainty_j = u;
   e.systematic_j = sys;
-  e.estimator = "counter+samples";
+  e.estimator = Estimator::counter_samples;
   return e;
 }
 

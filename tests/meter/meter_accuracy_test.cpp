@@ -38,7 +38,7 @@ TEST(MeterAccuracy, WindowsOfOneSecondOrMoreWithinOnePercent) {
         const double truth = m.truth(r);
         EXPECT_LE(std::abs(d.energy_j - truth), 0.01 * truth)
             << wl << " seed " << seed << " window " << a << ".." << b << ": " << d.energy_j << " vs " << truth;
-        EXPECT_TRUE(d.estimator == "samples*counter" || d.estimator == "counter+samples") << d.estimator;
+        EXPECT_TRUE(d.estimator == Estimator::samples_counter || d.estimator == Estimator::counter_samples) << d.estimator;
         ++checked;
       }
     }
@@ -218,7 +218,7 @@ TEST(MeterAccuracy, UnevenSampleBufferStillShapesShortWindows) {
       ASSERT_TRUE(r.final);
       const DomainEnergy& d = r.domains.at(0);
       const double truth = m.truth(r);
-      samples_shape += d.estimator == "counter+samples" || d.estimator == "samples*counter";
+      samples_shape += d.estimator == Estimator::counter_samples || d.estimator == Estimator::samples_counter;
       EXPECT_LE(std::abs(d.energy_j - truth), 0.02 * truth) << d.energy_j << " vs " << truth;
       within_u += std::abs(d.energy_j - truth) <= d.uncertainty_j;
       ++checked;

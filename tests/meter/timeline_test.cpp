@@ -32,7 +32,7 @@ TEST(Timeline, ShapesBetweenCounterPointsWithSamples) {
   const EdgeEstimate e = tl.energy_at(100'000'000);
   ASSERT_TRUE(e.ok && e.covered);
   EXPECT_NEAR(e.energy_j, 10.0, 1e-9);
-  EXPECT_EQ(e.estimator, "counter+samples");
+  EXPECT_EQ(e.estimator, Estimator::counter_samples);
   // Past the newest counter point: provisional.
   EXPECT_FALSE(tl.energy_at(250'000'000).covered);
 }
@@ -55,7 +55,7 @@ TEST(Timeline, WithoutShapeFallsBackToLinearWithHonestUncertainty) {
   tl.add_counter(0.0, 0, 1'000'000);
   tl.add_counter(100.0, 1'000'000'000, 1'000'000);
   const EdgeEstimate e = tl.energy_at(500'000'000);
-  EXPECT_EQ(e.estimator, "counter");
+  EXPECT_EQ(e.estimator, Estimator::counter);
   EXPECT_NEAR(e.energy_j, 50.0, 1e-9);
   EXPECT_GT(e.u_shape_j, 20.0);  // the 100 J could have fallen on either side
 }
@@ -71,11 +71,11 @@ TEST(Timeline, UnevenSampleSpacingStillShapes) {
   tl.add_counter(40.0, 200'000'000, 1'000'000);  // 200 ms at 200 W
   const EdgeEstimate e = tl.energy_at(100'000'000);
   ASSERT_TRUE(e.ok && e.covered);
-  EXPECT_EQ(e.estimator, "counter+samples");
+  EXPECT_EQ(e.estimator, Estimator::counter_samples);
   EXPECT_NEAR(e.energy_j, 20.0, 1e-9);
   tl.add_sample({t += 100'000'000, ReadingKind::power_sample_w, 200.0});
   tl.add_counter(80.0, 400'000'000, 1'000'000);
-  EXPECT_NE(tl.energy_at(250'000'000).estimator, "counter+samples");
+  EXPECT_NE(tl.energy_at(250'000'000).estimator, Estimator::counter_samples);
 }
 
 TEST(Timeline, InstantPowerShapeIsShiftedByItsAge) {
@@ -93,7 +93,7 @@ TEST(Timeline, InstantPowerShapeIsShiftedByItsAge) {
   tl.add_counter(200.0, 1'000'000'000, 1'000'000);  // 50 J + 150 J
   const EdgeEstimate e = tl.energy_at(500'000'000);
   ASSERT_TRUE(e.ok && e.covered);
-  EXPECT_EQ(e.estimator, "counter+instant");
+  EXPECT_EQ(e.estimator, Estimator::counter_instant);
   // Truth 50 J. Held from read to read without the shift, the step shows up 100-120 ms late in
   // the shape and the edge read 54.3 J; shifted, within 3 J.
   EXPECT_NEAR(e.energy_j, 50.0, 3.0) << e.energy_j;

@@ -29,7 +29,7 @@ inline WindowResult sample_window(WindowId id, std::string name, double t0_s, do
   d.systematic_j = 0.05 * d.energy_j;
   d.mean_power_w = power_w;
   d.peak_power_w = power_w + 20;
-  d.estimator = "counter+samples";
+  d.estimator = Estimator::counter_samples;
   w.domains.push_back(d);
   return w;
 }

@@ -76,9 +76,9 @@ inline DomainEnergy sample_energy(const std::string& domain_id) {
   e.systematic_j = 6.17;
   e.mean_power_w = 411.5;
   e.peak_power_w = 699.0;
-  e.estimator = "counter+instant";
+  e.estimator = Estimator::counter_instant;
   e.cross_check_j = 122.9;
-  e.cross_check_estimator = "integrated(instant)";
+  e.cross_check_estimator = Estimator::integrated_instant;
   e.readings_used = 42;
   e.issues = {"power cap reached", "window shorter than 1 s average"};
   e.telemetry.mean_sm_clock_mhz = 1980;

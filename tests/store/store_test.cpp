@@ -244,6 +244,35 @@ TEST(StoreWrite, SameWindowIdReplacesTheProvisionalResult) {
   EXPECT_DOUBLE_EQ(w.domains[0].energy_j, 123.456);
 }
 
+TEST(StoreWrite, EstimatorColumnsHoldTheirSpellingAndAnUnknownOneIsRefused) {
+  test::TempDir dir;
+  const auto path = dir.file("runs.db");
+  RunId run = 0;
+  const EstimatorUsed edges = EstimatorUsed::edges(Estimator::counter_integrated_instant, Estimator::counter_samples);
+  {
+    auto [store, r] = open_run(path);
+    run = r;
+    WindowResult w = test::sample_window(1, "w", true);
+    w.domains[0].estimator = edges;
+    ASSERT_TRUE(store.add_window(run, w).ok());
+    auto rec = store.load_run(run);
+    ASSERT_TRUE(rec.ok()) << rec.error().message();
+    EXPECT_EQ(rec->windows.at(0).domains.at(0).estimator, edges);
+  }
+  EXPECT_EQ(raw_text(path, "SELECT estimator FROM window_domains WHERE position = 0"),
+            "counter+integrated(instant)|counter+samples");
+  EXPECT_EQ(raw_text(path, "SELECT cross_check_estimator FROM window_domains WHERE position = 0"),
+            "integrated(instant)");
+  raw_exec(path, "UPDATE window_domains SET estimator = 'counter+guesswork' WHERE position = 0");
+  auto store = Store::open(path, OpenMode::read_only);
+  ASSERT_TRUE(store.ok());
+  auto rec = store->load_run(run);
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error().kind, ErrorKind::parse);
+  EXPECT_NE(rec.error().message().find("window_domains.estimator"), std::string::npos) << rec.error().message();
+  EXPECT_NE(rec.error().message().find("'counter+guesswork'"), std::string::npos) << rec.error().message();
+}
+
 // The CLI appends from a flusher thread while the main thread adds windows and events.
 TEST(StoreWrite, ConcurrentWritersShareOneStore) {
   test::TempDir dir;

@@ -155,8 +155,8 @@ class Meter {
   // Virtual time only: run the sampler's schedule up to t_ns on the calling thread.
   void advance_to(int64_t t_ns);
 
-  // Windows. Opening and closing record a timestamp and nothing else: no sensor is touched.
-  // An optional device-synchronize callback runs first (so `meter` never links CUDA).
+  // Windows. Opening and closing record a timestamp and nothing else: no sensor is touched, and the caller never
+  // waits for the sampler (a lock-free queue). An optional device sync runs first (so `meter` never links CUDA).
   WindowId open(std::string_view name, const std::function<void()>& sync = {});
   void close(WindowId id, const std::function<void()>& sync = {});
   // Windows with explicit edges, e.g. marks timestamped by another process on the same clock.

@@ -4,7 +4,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "wattlab/meter/estimator.h"
+#include "wattlab/meter/issue_code.h"
 
 namespace wattlab {
 
@@ -39,12 +43,20 @@ struct DomainEnergy {
   double systematic_j = 0;      // sensor gain tolerance (and unseen rails), a common bias of the board
   double mean_power_w = 0;
   double peak_power_w = 0;      // highest power reading inside the window
-  std::string estimator;        // "counter+samples", "counter+instant", "integrated(samples)", ...
+  EstimatorUsed estimator;      // to_string: "counter+samples", "counter+instant", "integrated(samples)", ...
   std::optional<double> cross_check_j;     // a second estimator's answer, where one exists
-  std::string cross_check_estimator;
+  EstimatorUsed cross_check_estimator;
   std::size_t readings_used = 0;
   std::vector<std::string> issues;  // "window 20 ms is shorter than the 100 ms counter update", ...
+  // The code of each issue, in the same order, where the meter made the result (a result read back
+  // from a store has the text only: this is then empty).
+  std::vector<IssueCode> issue_codes;
   TelemetrySummary telemetry;
+
+  void add_issue(IssueCode code, std::string text) {
+    issue_codes.push_back(code);
+    issues.push_back(std::move(text));
+  }
 };
 
 struct WindowResult {

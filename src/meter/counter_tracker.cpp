@@ -1,0 +1,127 @@
+#include "counter_tracker.h"
+
+#include <algorithm>
+
+namespace wattlab {
+
+CounterTracker::CounterTracker(int64_t update_period_ns, int64_t interval_ns, bool on_grid)
+    : update_ns_(update_period_ns),
+      interval_ns_(interval_ns),
+      on_grid_(on_grid),
+      grid_(update_period_ns),
+      probe_free_(on_grid) {}
+
+CounterNext CounterTracker::on_read(const CounterRead& r) { return on_grid_ ? grid_read(r) : plain_read(r); }
+
+void CounterTracker::on_failed_read() {
+  phase_ = CounterPhase::probing;
+  have_probe_ = false;
+}
+
+std::optional<int64_t> CounterTracker::grid_slot(int64_t earliest_ns, int64_t align_ns) const {
+  if (!on_grid_ || !grid_.locked()) return std::nullopt;
+  int64_t s = grid_.update_at_or_before(earliest_ns - align_ns) + align_ns;
+  if (s < earliest_ns) s += grid_.period_ns();
+  return s;
+}
+
+CounterNext CounterTracker::plain_read(const CounterRead& r) {
+  CounterNext n;
+  const int64_t mid = r.mid_ns;
+  if (!have_probe_ || r.value != probe_value_) {
+    // The value belongs to the newest update, somewhere in (mid - update, mid] and after the
+    // previous read if that one saw another value.
+    int64_t lo = mid - update_ns_;
+    if (have_probe_) lo = std::max(lo, probe_t_ns_);
+    value_seen_t_ns_ = mid;
+    last_point_t_ns_ = lo + (mid - lo) / 2;
+    n.point = CounterPlacement{r.value, last_point_t_ns_, std::max<int64_t>((mid - lo) / 2, r.dur_ns / 2)};
+  } else if (mid - update_ns_ > value_seen_t_ns_ && mid - update_ns_ > last_point_t_ns_) {
+    // Unchanged, and the counter has published since this value first appeared: no energy
+    // reached it up to that update, which lies in (mid - update, mid]. Saying so keeps an idle
+    // zone's timeline moving; without it, a window ending after the last change would find
+    // no counter point beyond its edge.
+    last_point_t_ns_ = mid - update_ns_;
+    n.point = CounterPlacement{r.value, last_point_t_ns_, std::max<int64_t>(r.dur_ns / 2, 1)};
+  }
+  have_probe_ = true;
+  probe_value_ = r.value;
+  probe_t_ns_ = mid;
+  n.next_ns = mid + interval_ns_;
+  return n;
+}
+
+CounterNext CounterTracker::grid_read(const CounterRead& r) {
+  CounterNext n;
+  const int64_t mid = r.mid_ns;
+  CounterGrid& g = grid_;
+  // A read may take longer than the last one did (H200: 3 ms median, 15 ms p99): allow for the
+  // longer of the last and the mean.
+  const int64_t margin = std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
+                         std::max<int64_t>(r.dur_ns, static_cast<int64_t>(r.cost_ns));
+  if (phase_ == CounterPhase::locked) {
+    n.point = CounterPlacement{r.value, g.update_at_or_before(mid), g.uncertainty_ns()};
+    if (++reads_since_bracket_ >= kBracketEvery) {
+      // Next time: one read just before the update, one just after.
+      phase_ = CounterPhase::bracketing;
+      have_probe_ = false;
+      n.next_ns = g.update_at_or_before(mid + interval_ns_) - margin;
+      n.align_ns = -margin;
+    } else {
+      n.next_ns = g.update_at_or_before(mid + interval_ns_) + margin;
+      n.align_ns = margin;
+    }
+    return n;
+  }
+  // Probing or bracketing: a change since the previous read pins the update between them.
+  // A probe's bracket wider than two reads (the start-up probe's coarse steps, or a read held up:
+  // an H200 counter read under load took 104 ms, and a probe once waited 44 ms between two reads)
+  // would lock the grid only that well, and check brackets never narrow it. The value is placed in
+  // it, and one period later reads back to back from just before it pin the update down: the value
+  // just read holds until then, so that stretch starts as the probe.
+  const int64_t read_ns = std::max<int64_t>(static_cast<int64_t>(r.cost_ns), 1'000'000);
+  const int64_t narrow_ns = 2 * read_ns + 1'000'000;
+  const bool changed = have_probe_ && r.value != probe_value_;
+  if (changed && phase_ == CounterPhase::probing && mid - probe_t_ns_ > narrow_ns && fine_tries_ < kFineTries) {
+    const int64_t lo = probe_t_ns_;
+    n.point = CounterPlacement{r.value, lo + (mid - lo) / 2, (mid - lo) / 2};
+    ++fine_tries_;
+    coarse_probe_ = false;
+    probe_value_ = r.value;
+    probe_t_ns_ = lo + g.period_ns();
+    n.next_ns = lo + g.period_ns() - std::max<int64_t>(r.dur_ns, 1'000'000) - 1'000'000;
+    n.pace_next = false;
+  } else if (changed) {
+    coarse_probe_ = false;
+    fine_tries_ = 0;
+    g.add_bracket(std::min(probe_t_ns_, mid - 1), mid);  // a read slower than its midpoint says
+    n.point = CounterPlacement{r.value, g.update_at_or_before(mid), g.uncertainty_ns()};
+    phase_ = CounterPhase::locked;
+    have_probe_ = false;
+    reads_since_bracket_ = 0;
+    probe_free_ = false;  // start-up is over: from here on every read is paid for
+    n.next_ns = g.update_at_or_before(mid + interval_ns_) + margin;
+    n.align_ns = margin;
+  } else if (phase_ == CounterPhase::bracketing && have_probe_) {
+    // No change across the predicted update: the grid drifted; probe again.
+    g.unlock();
+    phase_ = CounterPhase::probing;
+    probe_value_ = r.value;
+    probe_t_ns_ = mid;
+    n.next_ns = r.now_ns;
+    n.pace_next = false;  // probing reads back to back; the budget's debt delays the reads after
+  } else {
+    have_probe_ = true;
+    probe_value_ = r.value;
+    probe_t_ns_ = mid;
+    // Probing: coarse steps at start-up, then reads back to back; a bracket's second read lands
+    // just after the update.
+    n.next_ns = phase_ == CounterPhase::bracketing ? g.next_update_after(mid) + margin
+                : coarse_probe_                    ? mid + kCoarseProbeStepNs
+                                                   : r.now_ns;
+    n.pace_next = false;  // a probe, or a bracket's second read: both belong to the first
+  }
+  return n;
+}
+
+}  // namespace wattlab

@@ -1,0 +1,95 @@
+// Where each value of an energy counter belongs in time, and when to read the counter next.
+// A dear counter (H200: 3-4 ms a read) is read on its update grid (counter_grid.h): probing finds
+// the grid, then one read just after an update per interval, and every kBracketEvery-th time a
+// bracket (one read just before the predicted update, one just after) checks that the grid still
+// holds. A cheap counter (RAPL) is read at plain intervals and each value placed in the span where
+// it can have been published. docs/estimators.md says why and what it costs.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "counter_grid.h"
+
+namespace wattlab {
+
+enum class CounterPhase {
+  probing,     // reading until the value changes, to find (again) where the counter publishes
+  locked,      // one read per interval, just after an update of the grid
+  bracketing,  // a check: the first read, just before the predicted update, is done
+};
+
+// One successful read of the counter.
+struct CounterRead {
+  double value = 0;
+  int64_t mid_ns = 0;   // midpoint of the read call
+  int64_t dur_ns = 0;   // how long the read call took
+  int64_t now_ns = 0;   // when the read's step ended (the readings riding along included)
+  double cost_ns = 0;   // mean cost of a read so far (the budget's estimate, this read not yet in it)
+};
+
+// A counter value and the instant it belongs to, known to +-sigma_ns.
+struct CounterPlacement {
+  double value = 0;
+  int64_t t_ns = 0;
+  int64_t sigma_ns = 0;
+};
+
+// What a read means: a value for the timeline, if any, and the next read.
+struct CounterNext {
+  std::optional<CounterPlacement> point;
+  int64_t next_ns = 0;
+  int64_t align_ns = 0;   // on the grid: the next read sits this far after (or, < 0, before) an update
+  bool pace_next = true;  // false: the next read belongs to this one (a probe, a bracket's second half)
+};
+
+class CounterTracker {
+ public:
+  // Every Nth read on the grid brackets the update to keep the grid locked (1.2 reads per
+  // interval). Every 10th was tried: the grid then drifts enough between checks that short
+  // windows' uncertainty grows past 3x their error.
+  static constexpr int kBracketEvery = 5;
+  // The start-up probe first reads this far apart to find roughly where the counter publishes.
+  static constexpr int64_t kCoarseProbeStepNs = 20'000'000;
+  // A probe bracket wider than two reads is narrowed by reading across it one period later, at
+  // most this many times in a row (then the grid locks on what it has, and the checks go on).
+  static constexpr int kFineTries = 3;
+
+  // on_grid: the counter is dear and is read on its update grid; interval_ns: the configured
+  // interval between reads.
+  CounterTracker(int64_t update_period_ns, int64_t interval_ns, bool on_grid);
+
+  CounterNext on_read(const CounterRead& r);
+  // A failed read: the next one probes afresh (the grid, if locked, stays).
+  void on_failed_read();
+
+  bool on_grid() const { return on_grid_; }
+  CounterPhase phase() const { return phase_; }
+  const CounterGrid& grid() const { return grid_; }
+  // The grid's first probing, at start-up, is not charged to the budget.
+  bool probe_free() const { return probe_free_; }
+  // The first read at or after earliest_ns that sits align_ns from an update of the locked grid;
+  // nullopt without a locked grid.
+  std::optional<int64_t> grid_slot(int64_t earliest_ns, int64_t align_ns) const;
+
+ private:
+  CounterNext plain_read(const CounterRead& r);
+  CounterNext grid_read(const CounterRead& r);
+
+  int64_t update_ns_;
+  int64_t interval_ns_;
+  bool on_grid_;
+  CounterGrid grid_;
+  CounterPhase phase_ = CounterPhase::probing;
+  bool have_probe_ = false;  // the previous read's value and time are below
+  double probe_value_ = 0;
+  int64_t probe_t_ns_ = 0;
+  int reads_since_bracket_ = 0;
+  bool probe_free_;
+  bool coarse_probe_ = true;  // the start-up probe's first stage: reads kCoarseProbeStepNs apart
+  int fine_tries_ = 0;        // narrowing stretches since the last lock (a wide probe bracket)
+  // Plain path.
+  int64_t last_point_t_ns_ = INT64_MIN;  // newest point it placed
+  int64_t value_seen_t_ns_ = INT64_MIN;  // when it first read the current value
+};
+
+}  // namespace wattlab
