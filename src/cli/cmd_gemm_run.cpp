@@ -56,22 +56,17 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
   check_recipe(o.recipe_a, true, engine, shape);
   check_recipe(o.recipe_b, false, engine, shape);
 
-  lab::SweepPlan plan;
-  lab::PlannedPoint p;
-  p.spec.engine = engine;
-  p.spec.m = shape.m;
-  p.spec.n = shape.n;
-  p.spec.k = shape.k;
-  p.spec.recipe_a = o.recipe_a;
-  p.spec.recipe_b = o.recipe_b;
-  p.spec.seed = o.seed;
-  p.spec.fidelity = o.proto.fidelity;
-  p.experiment = "run";
-  p.reference = o.recipe_a == ref.recipe_a && o.recipe_b == ref.recipe_b;
-  p.param = "recipe";
-  p.param_value = p.reference ? "baseline" : "custom";
-  p.engine_label = std::string(lab::to_string(engine));
-  plan.points.push_back(p);
+  lab::GemmSpec spec;
+  spec.engine = engine;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.k = shape.k;
+  spec.recipe_a = o.recipe_a;
+  spec.recipe_b = o.recipe_b;
+  spec.seed = o.seed;
+  spec.fidelity = o.proto.fidelity;
+  lab::SweepPlan plan = usage_or_value(lab::single_point_plan(spec), "plan");
+  const lab::PlannedPoint& p = plan.points.front();
   const lab::ProtocolOptions protocol = protocol_options(o.proto);
 
   auto gpu = try_gpu_executor(o.dev);

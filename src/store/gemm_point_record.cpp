@@ -86,10 +86,11 @@ void GemmPointRecord::encode(WindowResult& w) const {
   l["seed"] = std::to_string(seed);
   l["param"] = param;
   l["param_value"] = param_value;
-  l["reference"] = reference ? "1" : "0";
+  // Flags as std::string: GCC 12 at -O3 warns (-Wrestrict, falsely) on assigning a chosen char*.
+  l["reference"] = std::string(reference ? "1" : "0");
   l["sweep"] = sweep;
   l["point"] = std::to_string(point);
-  l["simulated"] = simulated ? "1" : "0";
+  l["simulated"] = std::string(simulated ? "1" : "0");
   encode_counts(counts, w.counts);
 }
 

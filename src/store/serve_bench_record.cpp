@@ -45,7 +45,7 @@ void SteadyWindowRecord::encode(WindowResult& w) const {
   if (phase) w.labels[kPhase] = *phase;
   for (const auto& n : kNumbers)
     if (const auto& v = this->*n.field) w.labels[n.name] = n.exact ? fmt::format("{}", *v) : fmt::format("{:.6g}", *v);
-  if (stable) w.labels[kStable] = *stable ? kTrue : kFalse;
+  if (stable) w.labels[kStable] = std::string(*stable ? kTrue : kFalse);  // not char*: see gemm_point_record.cpp
   std::string joined;
   for (const auto& f : flags) joined += (joined.empty() ? "" : std::string(kFlagSeparator)) + f;
   if (!joined.empty()) w.labels[kFlags] = joined;
