@@ -9,9 +9,11 @@
 #include "gemm_commands.h"
 #include "gemm_executor.h"
 #include "gemm_options.h"
-#include "gemm_print.h"
-#include "gemm_store.h"
+#include "stop_signal.h"
+#include "store_flusher.h"
+#include "wattlab/lab/gemm_run.h"
 #include "wattlab/lab/runner.h"
+#include "wattlab/report/gemm_text.h"
 #include "wattlab/store/run_json.h"
 
 namespace wattlab::cli {
@@ -54,22 +56,17 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
   check_recipe(o.recipe_a, true, engine, shape);
   check_recipe(o.recipe_b, false, engine, shape);
 
-  lab::SweepPlan plan;
-  lab::PlannedPoint p;
-  p.spec.engine = engine;
-  p.spec.m = shape.m;
-  p.spec.n = shape.n;
-  p.spec.k = shape.k;
-  p.spec.recipe_a = o.recipe_a;
-  p.spec.recipe_b = o.recipe_b;
-  p.spec.seed = o.seed;
-  p.spec.fidelity = o.proto.fidelity;
-  p.experiment = "run";
-  p.reference = o.recipe_a == ref.recipe_a && o.recipe_b == ref.recipe_b;
-  p.param = "recipe";
-  p.param_value = p.reference ? "baseline" : "custom";
-  p.engine_label = std::string(lab::to_string(engine));
-  plan.points.push_back(p);
+  lab::GemmSpec spec;
+  spec.engine = engine;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.k = shape.k;
+  spec.recipe_a = o.recipe_a;
+  spec.recipe_b = o.recipe_b;
+  spec.seed = o.seed;
+  spec.fidelity = o.proto.fidelity;
+  lab::SweepPlan plan = usage_or_value(lab::single_point_plan(spec), "plan");
+  const lab::PlannedPoint& p = plan.points.front();
   const lab::ProtocolOptions protocol = protocol_options(o.proto);
 
   auto gpu = try_gpu_executor(o.dev);
@@ -88,10 +85,20 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
     io.err << "wattlab: " << store.error().message() << "\n";
     return kExitFailure;
   }
-  auto run = GemmRun::begin(*store, *exec, o.dev.device, command_line(o, p.spec), {{"gemm.command", "run"}});
+  // Run lifecycle (begin, background reading flush, end): one block, for the recording object.
+  RunInfo info;
+  info.command = command_line(o, p.spec);
+  info.host = local_hostname();
+  info.device_selection = o.dev.device;
+  info.tags = {{"gemm.command", "run"}};
+  auto run = lab::GemmRun::begin(*store, *exec, std::move(info));
   if (!run) {
     io.err << "wattlab: " << run.error().message() << "\n";
     return kExitFailure;
+  }
+  if (!exec->simulated()) {
+    auto flusher = std::make_shared<StoreFlusher>(exec->meter(), *store, (*run)->id());
+    (*run)->on_end([flusher] { flusher->finish(); });
   }
   // A single point is a sweep of its own: its id names the run.
   plan.sweep_id = fmt::format("run-{}", (*run)->id());
@@ -113,9 +120,15 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
     (*run)->end(kExitFailure);
     return kExitFailure;
   }
+  auto point = GemmPointRecord::decode(rec->windows.back());
+  if (!point) {
+    io.err << "wattlab: " << point.error().message() << "\n";
+    (*run)->end(kExitFailure);
+    return kExitFailure;
+  }
   const WindowResult& w = rec->windows.back();
-  print_point_result(io.out, w, engine, exec->simulated());
-  const bool failed = accuracy(w, engine, exec->simulated()).verdict == Accuracy::fail;
+  report::print_point_result(io.out, w, *point, engine, exec->simulated());
+  const bool failed = report::accuracy(point->counts, engine, exec->simulated()).verdict == report::Accuracy::fail;
   const int rc = failed ? kExitFailure : kExitOk;
   (*run)->end(rc);
   if (!o.json.empty()) {

@@ -5,16 +5,17 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <filesystem>
 #include <ostream>
 
 #include "gemm_commands.h"
 #include "gemm_executor.h"
 #include "gemm_options.h"
-#include "gemm_print.h"
-#include "gemm_store.h"
 #include "stop_signal.h"
+#include "store_flusher.h"
+#include "wattlab/lab/gemm_run.h"
 #include "wattlab/lab/runner.h"
+#include "wattlab/lab/sweep_stop.h"
+#include "wattlab/report/gemm_text.h"
 
 namespace wattlab::cli {
 namespace {
@@ -73,14 +74,6 @@ lab::PlanRequest plan_request(GemmSweepOptions& o) {
   return r;
 }
 
-// Points already stored under the sweep id; a dry run only reads a store that exists.
-Result<std::set<int>> stored_points(const std::string& db, const std::string& sweep_id) {
-  if (!std::filesystem::exists(db)) return std::set<int>{};
-  auto store = Store::open(db, OpenMode::read_only);
-  if (!store) return store.error();
-  return lab::completed_points(*store, sweep_id);
-}
-
 int run_sweep_command(GemmSweepOptions o, Io& io) {
   const auto wall0 = std::chrono::steady_clock::now();
   lab::PlanRequest req = plan_request(o);
@@ -105,7 +98,7 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
   if (o.dry_run) {
     std::set<int> done;
     if (!o.no_resume) {
-      auto d = stored_points(o.db, plan.sweep_id);
+      auto d = lab::completed_points_in_file(o.db, plan.sweep_id);
       if (!d) {
         io.err << "wattlab: " << d.error().message() << "\n";
         return kExitFailure;
@@ -114,9 +107,9 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
     }
     io.out << fmt::format("dry run: nothing is measured (the executor would be {})\n",
                           kind == "sim" ? "the SIMULATED one" : "the GPU one");
-    print_plan_summary(io.out, {&plan, &req, done.size(), lab::estimate_plan_s(plan, model, done.size()), model, o.db,
-                                o.proto.fidelity});
-    print_plan_table(io.out, plan, done);
+    report::print_plan_summary(io.out, {&plan, &req, done.size(), lab::estimate_plan_s(plan, model, done.size()), model,
+                                        o.db, o.proto.fidelity});
+    report::print_plan_table(io.out, plan, done);
     return kExitOk;
   }
 
@@ -130,18 +123,11 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
   const std::vector<lab::PlannedPoint> rest = lab::remaining_points(plan, done);
 
   std::unique_ptr<lab::GemmExecutor> exec = std::move(gpu.exec);
-  if (!exec) {
-    std::vector<lab::GemmSpec> planned;
-    for (const auto& p : rest) {
-      if (o.max_points > 0 && planned.size() >= o.max_points) break;
-      planned.push_back(p.spec);
-    }
-    exec = usage_or_value(make_sim(o.dev, std::move(planned), protocol), "SIMULATED executor");
-  }
+  if (!exec) exec = usage_or_value(make_sim(o.dev, lab::specs_to_run(rest, o.max_points), protocol), "SIMULATED executor");
   io.out << executor_header(*exec) << "\n";
   if (!gpu.fallback_note.empty()) io.out << "  (" << gpu.fallback_note << ")\n";
   const double estimate_s = lab::estimate_plan_s(plan, model, done.size());
-  print_plan_summary(io.out, {&plan, &req, done.size(), estimate_s, model, o.db, o.proto.fidelity});
+  report::print_plan_summary(io.out, {&plan, &req, done.size(), estimate_s, model, o.db, o.proto.fidelity});
   io.out << std::flush;
   const std::size_t total = plan.points.size();
   if (rest.empty()) {
@@ -150,90 +136,57 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
     return kExitOk;
   }
 
-  auto run = GemmRun::begin(*store, *exec, o.dev.device, command_line(o),
-                            {{"gemm.command", o.name}, {"gemm.sweep", plan.sweep_id},
-                             {"gemm.plan_points", std::to_string(total)}});
+  // Run lifecycle (begin, background reading flush, end): one block, for the recording object.
+  RunInfo info;
+  info.command = command_line(o);
+  info.host = local_hostname();
+  info.device_selection = o.dev.device;
+  info.tags = {{"gemm.command", o.name}, {"gemm.sweep", plan.sweep_id}, {"gemm.plan_points", std::to_string(total)}};
+  auto run = lab::GemmRun::begin(*store, *exec, std::move(info));
   if (!run) {
     io.err << "wattlab: " << run.error().message() << "\n";
     return kExitFailure;
   }
+  if (!exec->simulated()) {
+    auto flusher = std::make_shared<StoreFlusher>(exec->meter(), *store, (*run)->id());
+    (*run)->on_end([flusher] { flusher->finish(); });
+  }
 
-  // Stop between points: a signal, or the time budget (the next point, at the mean time of the
-  // points so far, or the model's estimate for the first, would end past it). Time is the
-  // executor's: virtual on the SIMULATED one.
+  // Stop between points: a signal, or the time budget. Time is the executor's: virtual on the
+  // SIMULATED one.
   StopSignal stop_signal;
-  enum class Why { none, signal, budget } why = Why::none;
-  const double budget_s = o.budget_min * 60;
   const int64_t exec0_ns = exec->clock().now_ns();
-  auto elapsed_s = [&] {
-    if (exec->simulated()) return static_cast<double>(exec->clock().now_ns() - exec0_ns) * 1e-9;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  };
-  std::size_t asked = 0;
-  double first_point_t_s = 0;
-  auto stop_before_next = [&] {
-    if (stop_signal.requested()) {
-      why = Why::signal;
-      return true;
-    }
-    if (budget_s <= 0) return false;
-    const double now_s = elapsed_s();
-    if (asked == 0) first_point_t_s = now_s;
-    const double next_s = asked == 0 ? model.prepare_s + model.window_s + std::max(model.first_warmup_s, model.warmup_s)
-                                     : (now_s - first_point_t_s) / static_cast<double>(asked);
-    ++asked;
-    if (now_s + next_s > budget_s) {
-      why = Why::budget;
-      return true;
-    }
-    return false;
-  };
+  lab::SweepStop stop(
+      model, o.budget_min * 60,
+      [&] {
+        if (exec->simulated()) return static_cast<double>(exec->clock().now_ns() - exec0_ns) * 1e-9;
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      },
+      [&] { return stop_signal.requested(); });
   const double per_point_s = estimate_s / static_cast<double>(rest.size());
   lab::Progress progress(io.err, lab::Progress::stderr_is_tty(), total, total - rest.size(), per_point_s,
                          exec->simulated());
   auto outcome = lab::run_sweep(plan, rest, *exec, *store, (*run)->id(), protocol, &progress, nullptr, o.max_points,
-                                stop_before_next);
+                                [&] { return stop(); });
   auto rec = store->load_run((*run)->id());
-  if (rec && !rec->windows.empty()) print_results_table(io.out, rec->windows, exec->simulated());
-  const std::size_t measured = rec ? rec->windows.size() : 0;
-  const std::size_t now_done = total - rest.size() + measured;
+  std::vector<GemmPointRecord> points;
+  for (const auto& w : rec ? rec->windows : std::vector<WindowResult>{}) {
+    auto p = GemmPointRecord::decode(w);
+    if (p) points.push_back(std::move(*p));
+    else io.err << "wattlab: " << p.error().message() << "\n";
+  }
+  if (!points.empty()) report::print_results_table(io.out, points, exec->simulated());
+  const std::size_t now_done = total - rest.size() + (rec ? rec->windows.size() : 0);
   if (!outcome) {
     io.err << fmt::format("wattlab gemm {}: {}\n  {} of {} points are stored; run the same command again to resume\n",
                           o.name, outcome.error().message(), now_done, total);
     (*run)->end(kExitFailure);
     return kExitFailure;
   }
-  if (outcome->measured > 0) {
-    const double n = static_cast<double>(outcome->measured);
-    io.out << fmt::format(
-        "time{}: {} points, per point {:.2f} s preparing, {:.2f} s warming up ({} of {} ended steady), {:.2f} s in "
-        "windows, {:.2f} s storing\n",
-        exec->simulated() ? " (SIMULATED clock)" : " (host wall clock)", outcome->measured, outcome->prepare_s / n,
-        outcome->warmup_s / n, outcome->warmup_steady, outcome->measured, outcome->window_s / n,
-        outcome->store_s / n);
-  }
-  const char* again = "run the same command again to resume";
-  int rc = kExitOk;
-  if (!outcome->stopped) {
-    io.out << fmt::format("sweep complete: {} of {} points stored in {} (sweep id {})\n", now_done, total, o.db,
-                          plan.sweep_id);
-  } else if (why == Why::signal) {
-    io.out << fmt::format("stopped by a signal: {} of {} points done; {}\n", now_done, total, again);
-    rc = 130;
-  } else if (why == Why::budget) {
-    io.out << fmt::format("stopped at budget: {} of {} points done; {}\n", now_done, total, again);
-  } else {
-    io.out << fmt::format("stopped after --max-points {}: {} of {} points done; {}\n", o.max_points, now_done, total,
-                          again);
-  }
-  std::size_t failed = 0;
-  if (rec)
-    for (const auto& w : rec->windows)
-      if (auto e = lab::parse_engine(w.labels.count("engine") ? w.labels.at("engine") : "");
-          e && accuracy(w, *e, exec->simulated()).verdict == Accuracy::fail)
-        ++failed;
-  if (failed > 0)
-    io.out << fmt::format("WARNING: {} points failed their accuracy check (stored; see the accuracy column)\n", failed);
+  report::print_sweep_end(io.out, {&*outcome, stop.why(), now_done, total, o.max_points,
+                                   report::failed_accuracy(points, exec->simulated()), o.db, plan.sweep_id,
+                                   exec->simulated()});
+  const int rc = outcome->stopped && stop.why() == lab::SweepStop::Why::signal ? 130 : kExitOk;
   (*run)->end(rc);
   io.out << fmt::format("stored as run {} in {}\n", (*run)->id(), o.db);
   return rc;

@@ -12,19 +12,24 @@
 
 #include "wattlab/core/error.h"
 #include "wattlab/diagnose/readers.h"
+#include "wattlab/store/serve_bench_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::diagnose {
 namespace {
 
 // A window's configuration: its labels over the run's tags (a sweep run tags the model once and
-// labels each window with its batch).
+// labels each window with its batch). The steady-window fields (batch, ITLs, tokens, ...) are
+// read through their codec (wattlab/store/serve_bench_record.h); the rest are the tags of
+// docs/marks.md.
 class Facts {
  public:
-  Facts(const RunRecord& run, const WindowResult& w) : run_(run), w_(w) {}
+  Facts(const RunRecord& run, const WindowResult& w) : w_(w), labels_(run.info.tags) {
+    for (const auto& [k, v] : w.labels) labels_[k] = v;
+  }
+  const std::map<std::string, std::string>& labels() const { return labels_; }
   std::optional<std::string> text(const std::string& key) const {
-    if (auto it = w_.labels.find(key); it != w_.labels.end()) return it->second;
-    if (auto it = run_.info.tags.find(key); it != run_.info.tags.end()) return it->second;
+    if (auto it = labels_.find(key); it != labels_.end()) return it->second;
     return std::nullopt;
   }
   // A number, or why not: a present but unreadable value is an error, never a silent default.
@@ -47,8 +52,8 @@ class Facts {
   }
 
  private:
-  const RunRecord& run_;
   const WindowResult& w_;
+  std::map<std::string, std::string> labels_;
 };
 
 bool is_gpu_domain(const std::string& id) { return std::regex_match(id, std::regex(R"(gpu:\d+)")); }
@@ -120,12 +125,13 @@ std::string str_json(const std::string& s) {
 }
 
 // One window -> one record, or the reason it cannot be one.
-std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const WindowResult& w) {
+std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const WindowResult& w,
+                                                  const SteadyWindowRecord& steady) {
   const Facts f(run, w);
   std::string err;
   if (!w.final) return std::string("the window's result is provisional (the timeline never covered its end)");
   if (w.labels.count("marks.unclosed")) return std::string("the window was left open by the command and closed at exit");
-  const auto tokens = f.count("tokens");
+  const auto& tokens = steady.tokens;
   const auto images = f.count("images"), videos = f.count("videos");
   const std::string workload = f.text("workload").value_or(tokens ? "llm" : (images || videos) ? "diffusion" : "");
   if (workload != "llm" && workload != "diffusion")
@@ -158,7 +164,7 @@ std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const Wi
   const auto total = f.number("total_params_b", err), active = f.number("active_params_b", err);
   r.total_params_billions = total.value_or(0);
   r.activated_params_billions = active.value_or(total.value_or(0));
-  const auto batch = f.number("batch", err);
+  const auto& batch = steady.batch;
   if (!err.empty()) return err;
   if (!batch || *batch < 1) return std::string("no 'batch' tag (the batch size or server batch cap)");
   r.avg_power_watts = gpu.energy_j / dur_s;
@@ -172,8 +178,8 @@ std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const Wi
     m.tensor_parallel = static_cast<int>(f.number("tp", err).value_or(1));
     m.expert_parallel = static_cast<int>(f.number("ep", err).value_or(1));
     m.data_parallel = static_cast<int>(f.number("dp", err).value_or(1));
-    m.avg_batch_size = f.number("avg_batch_size", err).value_or(*batch);
-    const auto requests = f.count("requests");
+    m.avg_batch_size = steady.avg_batch_size.value_or(*batch);
+    const auto& requests = steady.requests;
     const auto out_len = f.number("output_len", err);
     if (requests && *requests > 0) m.avg_output_len = *tokens / *requests;
     else if (out_len && *out_len > 0) m.avg_output_len = *out_len;
@@ -181,16 +187,16 @@ std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const Wi
     m.energy_per_token_joules = gpu.energy_j / units;
     m.energy_per_request_joules = m.energy_per_token_joules * m.avg_output_len;
     m.output_throughput_tokens_per_sec = units / dur_s;
-    if (auto itl = f.number("median_itl_ms", err)) {
+    if (const auto& itl = steady.median_itl_ms) {
       m.median_itl_ms = *itl;
     } else {
       // Decode steps = tokens per sequence: the window's time per step (prefill included).
       m.median_itl_ms = dur_s * 1000 / (units / m.avg_batch_size);
       r.extra_json["median_itl_ms_source"] = str_json("derived: window duration / (tokens / avg_batch_size)");
     }
-    m.p90_itl_ms = f.number("p90_itl_ms", err);
-    m.p95_itl_ms = f.number("p95_itl_ms", err);
-    m.p99_itl_ms = f.number("p99_itl_ms", err);
+    m.p90_itl_ms = steady.p90_itl_ms;
+    m.p95_itl_ms = steady.p95_itl_ms;
+    m.p99_itl_ms = steady.p99_itl_ms;
     r.llm = m;
   } else {
     DiffusionMetrics d;
@@ -223,7 +229,7 @@ std::variant<ConfigRecord, std::string> to_record(const RunRecord& run, const Wi
   x.dram_activity = share([](const TelemetrySummary& t) { return t.mean_dram_bw_pct; });
   x.gpu_utilization = share([](const TelemetrySummary& t) { return t.mean_utilization_gpu_pct; });
   x.power_limit_watts = mean_over(gpu, [](const TelemetrySummary& t) { return t.power_limit_w; });
-  if (auto kv = f.number("kv_cache_usage", err)) x.kv_cache_usage = std::clamp(*kv, 0.0, 1.0);
+  if (const auto& kv = steady.kv_cache_usage) x.kv_cache_usage = std::clamp(*kv, 0.0, 1.0);
   if (auto cpu_s = f.count("host_cpu_s")) {
     // Host CPU seconds of the workload over the window: cores kept busy; the share is of one core.
     x.cpu_utilization = std::clamp(*cpu_s / dur_s, 0.0, 1.0);
@@ -274,11 +280,16 @@ Dataset read_store(const std::string& db_path, const std::string& task_filter) {
       }
       ++candidates;
       const std::string where = fmt::format("{} run {} window '{}'", file, run->run_id, w.name);
-      if (auto phase = f.text("phase"); phase && *phase != "steady") {
+      const auto steady = SteadyWindowRecord::decode(f.labels(), w.counts);
+      if (!steady) {
+        rejected.push_back({db_path, where, steady.error().what});
+        continue;
+      }
+      if (const auto& phase = steady->phase; phase && *phase != SteadyWindowRecord::kSteady) {
         rejected.push_back({db_path, where, fmt::format("phase '{}' is not a steady-state window (skipped)", *phase)});
         continue;
       }
-      auto rec = to_record(*run, w);
+      auto rec = to_record(*run, w, *steady);
       if (auto* why = std::get_if<std::string>(&rec)) {
         rejected.push_back({db_path, where, *why});
         continue;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +21,7 @@ namespace {
 
 std::string fresh_recipe(DType t) { return t == DType::i8 ? "normal(mean=0,std=20)" : "normal(mean=0,std=1)"; }
 
-double count_or_nan(const WindowResult& r, const char* key) {
-  auto it = r.counts.find(key);
-  return it == r.counts.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
-}
+double or_nan(const std::optional<double>& v) { return v.value_or(std::numeric_limits<double>::quiet_NaN()); }
 
 }  // namespace
 
@@ -81,13 +80,12 @@ int main(int argc, char** argv) {
       fmt::print("{:<28} ERROR {}\n", what, pt.error().message());
       return;
     }
-    const WindowResult r = collect(exec, *pt, {});
+    const GemmPointCounts c = collect(exec, *pt).counts;
     fmt::print("{:<28} E/GEMM {:.4e} J +- {:.1e}  P {:.1f} W  {:.1f} TFLOP/s  SM {:.0f} MHz  T {:.1f} C  capped {:.2f}  "
                "tensor {:.1f}%  rel_err {:.2e}  nonfinite {:.3f}  warmup {:.1f} s steady {}\n",
-               what, count_or_nan(r, "energy_per_gemm_j"), count_or_nan(r, "energy_per_gemm_u_j"),
-               count_or_nan(r, "mean_power_w"), count_or_nan(r, "tflops"), count_or_nan(r, "mean_sm_clock_mhz"),
-               count_or_nan(r, "temperature_c"), count_or_nan(r, "power_capped_fraction"),
-               count_or_nan(r, "tensor_activity_pct"), count_or_nan(r, "rel_error"), count_or_nan(r, "nonfinite_fraction"),
+               what, or_nan(c.energy_per_gemm_j), or_nan(c.energy_per_gemm_u_j), or_nan(c.mean_power_w),
+               or_nan(c.tflops), or_nan(c.mean_sm_clock_mhz), or_nan(c.temperature_c), or_nan(c.power_capped_fraction),
+               or_nan(c.tensor_activity_pct), or_nan(c.rel_error), or_nan(c.nonfinite_fraction),
                pt->warmup_s, pt->warmup_steady ? "yes" : "no");
   };
   bool first = true;

@@ -204,4 +204,19 @@ double estimate_plan_s(const SweepPlan& plan, const TimeModel& m, std::size_t sk
   return t;
 }
 
+Result<SweepPlan> single_point_plan(const GemmSpec& spec) {
+  auto ref = reference_value(spec.engine);
+  if (!ref) return ref.error();
+  PlannedPoint p;
+  p.spec = spec;
+  p.experiment = "run";
+  p.reference = spec.recipe_a == ref->recipe_a && spec.recipe_b == ref->recipe_b;
+  p.param = "recipe";
+  p.param_value = p.reference ? "baseline" : "custom";
+  p.engine_label = std::string(to_string(spec.engine));
+  SweepPlan plan;
+  plan.points.push_back(std::move(p));
+  return plan;
+}
+
 }  // namespace wattlab::lab

@@ -75,47 +75,47 @@ Result<PendingPoint> run_point(GemmExecutor& exec, const GemmSpec& spec, const P
   return p;
 }
 
-WindowResult collect(GemmExecutor& exec, const PendingPoint& p, std::map<std::string, std::string> labels) {
-  WindowResult r = exec.window_result(p.window);
-  r.labels = std::move(labels);
-  auto& c = r.counts;
+CollectedPoint collect(GemmExecutor& exec, const PendingPoint& p) {
+  CollectedPoint out{exec.window_result(p.window), {}};
+  const WindowResult& r = out.window;
+  GemmPointCounts& c = out.counts;
   const double dur_s = r.dur_s();
-  c["gemms"] = static_cast<double>(p.gemms);
-  c["replays"] = static_cast<double>(p.replays);
-  c["gemms_per_replay"] = static_cast<double>(p.prepared.gemms_per_replay);
-  c["replay_s"] = p.prepared.replay_s;
-  c["window_s"] = dur_s;
-  c["prepare_s"] = p.prepare_s;
-  c["warmup_s"] = p.warmup_s;
-  c["warmup_steady"] = p.warmup_steady ? 1 : 0;
-  if (p.warmup_drift_c) c["warmup_drift_c"] = *p.warmup_drift_c;
-  c["tflops"] = dur_s > 0 ? gemm_flops(p.spec.m, p.spec.n, p.spec.k) * static_cast<double>(p.gemms) / dur_s * 1e-12 : 0;
+  c.gemms = static_cast<double>(p.gemms);
+  c.replays = static_cast<double>(p.replays);
+  c.gemms_per_replay = static_cast<double>(p.prepared.gemms_per_replay);
+  c.replay_s = p.prepared.replay_s;
+  c.window_s = dur_s;
+  c.prepare_s = p.prepare_s;
+  c.warmup_s = p.warmup_s;
+  c.warmup_steady = p.warmup_steady;
+  c.warmup_drift_c = p.warmup_drift_c;
+  c.tflops = dur_s > 0 ? gemm_flops(p.spec.m, p.spec.n, p.spec.k) * static_cast<double>(p.gemms) / dur_s * 1e-12 : 0;
   // No number stands in for an unchecked point: the count is absent instead.
-  if (p.prepared.rel_error && std::isfinite(*p.prepared.rel_error)) c["rel_error"] = *p.prepared.rel_error;
-  else if (p.prepared.rel_error) c["rel_error_nonfinite"] = 1;
-  c["nonfinite_fraction"] = p.prepared.nonfinite_fraction;
-  for (const auto& [k, v] : p.prepared.input_stats) c["input_" + k] = v;
-  for (const auto& [k, v] : p.prepared.step_s) c["prepare_" + k + "_s"] = v;
+  if (p.prepared.rel_error && std::isfinite(*p.prepared.rel_error)) c.rel_error = *p.prepared.rel_error;
+  else if (p.prepared.rel_error) c.rel_error_nonfinite = true;
+  c.nonfinite_fraction = p.prepared.nonfinite_fraction;
+  c.input_stats = p.prepared.input_stats;
+  c.prepare_steps_s = p.prepared.step_s;
   const auto d = gpu_domain_index(exec.meter().domains());
   if (d && *d < r.domains.size() && r.domains[*d].available) {
     const DomainEnergy& e = r.domains[*d];
-    c["energy_j"] = e.energy_j;
-    c["energy_u_j"] = e.uncertainty_j;
-    c["energy_sys_j"] = e.systematic_j;
-    c["mean_power_w"] = e.mean_power_w;
-    c["mean_power_u_w"] = dur_s > 0 ? e.uncertainty_j / dur_s : 0;
+    c.energy_j = e.energy_j;
+    c.energy_u_j = e.uncertainty_j;
+    c.energy_sys_j = e.systematic_j;
+    c.mean_power_w = e.mean_power_w;
+    c.mean_power_u_w = dur_s > 0 ? e.uncertainty_j / dur_s : 0;
     if (p.gemms > 0) {
-      c["energy_per_gemm_j"] = e.energy_j / static_cast<double>(p.gemms);
-      c["energy_per_gemm_u_j"] = e.uncertainty_j / static_cast<double>(p.gemms);
+      c.energy_per_gemm_j = e.energy_j / static_cast<double>(p.gemms);
+      c.energy_per_gemm_u_j = e.uncertainty_j / static_cast<double>(p.gemms);
     }
     const auto& t = e.telemetry;
-    if (t.mean_sm_clock_mhz) c["mean_sm_clock_mhz"] = *t.mean_sm_clock_mhz;
-    if (t.mean_temperature_c) c["temperature_c"] = *t.mean_temperature_c;
-    if (t.power_capped_fraction) c["power_capped_fraction"] = *t.power_capped_fraction;
-    if (t.mean_tensor_activity_pct) c["tensor_activity_pct"] = *t.mean_tensor_activity_pct;
-    if (t.power_limit_w) c["power_limit_w"] = *t.power_limit_w;
+    c.mean_sm_clock_mhz = t.mean_sm_clock_mhz;
+    c.temperature_c = t.mean_temperature_c;
+    c.power_capped_fraction = t.power_capped_fraction;
+    c.tensor_activity_pct = t.mean_tensor_activity_pct;
+    c.power_limit_w = t.power_limit_w;
   }
-  return r;
+  return out;
 }
 
 }  // namespace wattlab::lab

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <filesystem>
 
 #include "wattlab/core/units.h"
 
@@ -16,16 +17,20 @@ Result<std::set<int>> completed_points(const Store& store, const std::string& sw
     auto rec = store.load_run(r.run_id);
     if (!rec) return rec.error();
     for (const auto& w : rec->windows) {
-      auto kind = w.labels.find("kind");
-      auto sweep = w.labels.find("sweep");
-      auto point = w.labels.find("point");
-      if (kind == w.labels.end() || kind->second != "gemm_point" || sweep == w.labels.end() ||
-          sweep->second != sweep_id || point == w.labels.end())
-        continue;
-      done.insert(std::stoi(point->second));
+      if (!is_gemm_point(w)) continue;
+      auto point = GemmPointRecord::decode(w);
+      if (!point) return Error{point.error().kind, fmt::format("run {}: {}", r.run_id, point.error().what), point.error().hint};
+      if (point->sweep == sweep_id) done.insert(point->point);
     }
   }
   return done;
+}
+
+Result<std::set<int>> completed_points_in_file(const std::string& db_path, const std::string& sweep_id) {
+  if (!std::filesystem::exists(db_path)) return std::set<int>{};
+  auto store = Store::open(db_path, OpenMode::read_only);
+  if (!store) return store.error();
+  return completed_points(*store, sweep_id);
 }
 
 std::vector<PlannedPoint> remaining_points(const SweepPlan& plan, const std::set<int>& done) {
@@ -35,22 +40,32 @@ std::vector<PlannedPoint> remaining_points(const SweepPlan& plan, const std::set
   return out;
 }
 
-std::map<std::string, std::string> point_labels(const SweepPlan& plan, const PlannedPoint& p, bool simulated) {
-  return {{"kind", "gemm_point"},
-          {"experiment", p.experiment},
-          {"engine", p.engine_label},
-          {"M", std::to_string(p.spec.m)},
-          {"N", std::to_string(p.spec.n)},
-          {"K", std::to_string(p.spec.k)},
-          {"recipe_a", p.spec.recipe_a},
-          {"recipe_b", p.spec.recipe_b},
-          {"seed", std::to_string(p.spec.seed)},
-          {"param", p.param},
-          {"param_value", p.param_value},
-          {"reference", p.reference ? "1" : "0"},
-          {"sweep", plan.sweep_id},
-          {"point", std::to_string(p.index)},
-          {"simulated", simulated ? "1" : "0"}};
+std::vector<GemmSpec> specs_to_run(const std::vector<PlannedPoint>& points, std::size_t max_points) {
+  std::vector<GemmSpec> out;
+  for (const auto& p : points) {
+    if (max_points > 0 && out.size() >= max_points) break;
+    out.push_back(p.spec);
+  }
+  return out;
+}
+
+GemmPointRecord point_record(const SweepPlan& plan, const PlannedPoint& p, bool simulated) {
+  GemmPointRecord r;
+  r.experiment = p.experiment;
+  r.engine = p.engine_label;
+  r.m = p.spec.m;
+  r.n = p.spec.n;
+  r.k = p.spec.k;
+  r.recipe_a = p.spec.recipe_a;
+  r.recipe_b = p.spec.recipe_b;
+  r.seed = p.spec.seed;
+  r.param = p.param;
+  r.param_value = p.param_value;
+  r.reference = p.reference;
+  r.sweep = plan.sweep_id;
+  r.point = p.index;
+  r.simulated = simulated;
+  return r;
 }
 
 Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedPoint>& points, GemmExecutor& exec,
@@ -66,9 +81,12 @@ Result<SweepOutcome> run_sweep(const SweepPlan& plan, const std::vector<PlannedP
   auto store_oldest = [&]() -> Status {
     const auto [pt, planned] = std::move(pending.front());
     pending.pop_front();
-    const WindowResult r = collect(exec, pt, point_labels(plan, *planned, exec.simulated()));
-    out.window_s += r.dur_s();
-    if (auto st = store.add_window(run, r); !st) return st;
+    CollectedPoint c = collect(exec, pt);
+    GemmPointRecord record = point_record(plan, *planned, exec.simulated());
+    record.counts = std::move(c.counts);
+    record.encode(c.window);
+    out.window_s += c.window.dur_s();
+    if (auto st = store.add_window(run, c.window); !st) return st;
     std::vector<TimedReading> readings;
     exec.meter().drain_readings(readings);
     if (!readings.empty())

@@ -11,20 +11,12 @@
 namespace wattlab::report {
 namespace {
 
-constexpr std::array<const char*, kGemmQtyCount> kCounts{"energy_per_gemm_j",  "mean_power_w",          "tflops",
-                                                          "mean_sm_clock_mhz", "power_capped_fraction", "temperature_c"};
-
 using Values = std::array<std::optional<double>, kGemmQtyCount>;
 
-std::string label(const WindowResult& w, const char* key) {
-  auto it = w.labels.find(key);
-  return it == w.labels.end() ? std::string() : it->second;
-}
-
-std::optional<double> count(const WindowResult& w, const char* key) {
-  auto it = w.counts.find(key);
-  if (it == w.counts.end() || !std::isfinite(it->second)) return std::nullopt;
-  return it->second;
+// A count the analysis can use: present and finite.
+std::optional<double> finite(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
 }
 
 std::optional<double> parse_double(const std::string& s) {
@@ -292,8 +284,6 @@ GemmSweepAnalysis analyze_sweep(const std::string& id, const std::vector<const G
 
 }  // namespace
 
-std::string_view count_name(GemmQty q) { return kCounts[idx(q)]; }
-
 bool relative_delta(GemmQty q) { return q != GemmQty::capped_fraction && q != GemmQty::temperature; }
 
 std::optional<double> param_number(const std::string& v) {
@@ -371,24 +361,37 @@ std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& run
   std::vector<GemmMeasurement> out;
   for (const auto& run : runs) {
     for (const auto& w : run.windows) {
-      if (label(w, "kind") != "gemm_point") continue;
+      if (!is_gemm_point(w)) continue;
+      auto rec = GemmPointRecord::decode(w);
+      if (!rec) {
+        Error e = rec.error();
+        e.what = fmt::format("run {}: {}", run.run_id, e.what);
+        throw WattlabError(std::move(e));
+      }
+      const GemmPointRecord& p = *rec;
+      const GemmPointCounts& c = p.counts;
       GemmMeasurement m;
       m.run = run.run_id;
       m.window = w.name;
-      m.sweep = label(w, "sweep");
-      if (auto p = parse_double(label(w, "point"))) m.point = static_cast<int>(*p);
-      m.experiment = label(w, "experiment");
-      m.engine = label(w, "engine");
-      m.param = label(w, "param");
-      m.param_value = label(w, "param_value");
-      m.shape = fmt::format("{}x{}x{}", label(w, "M"), label(w, "N"), label(w, "K"));
-      m.seed = label(w, "seed");
-      m.reference = label(w, "reference") == "1";
-      m.simulated = run.info.simulated || label(w, "simulated") == "1";
-      for (std::size_t q = 0; q < kGemmQtyCount; ++q) m.q[q] = count(w, kCounts[q]);
-      m.energy_per_gemm_u_j = count(w, "energy_per_gemm_u_j");
-      m.rel_error = count(w, "rel_error");
-      m.nonfinite_fraction = count(w, "nonfinite_fraction");
+      m.sweep = p.sweep;
+      m.point = p.point;
+      m.experiment = p.experiment;
+      m.engine = p.engine;
+      m.param = p.param;
+      m.param_value = p.param_value;
+      m.shape = fmt::format("{}x{}x{}", p.m, p.n, p.k);
+      m.seed = std::to_string(p.seed);
+      m.reference = p.reference;
+      m.simulated = run.info.simulated || p.simulated;
+      m.q[idx(GemmQty::energy_per_gemm)] = finite(c.energy_per_gemm_j);
+      m.q[idx(GemmQty::power)] = finite(c.mean_power_w);
+      m.q[idx(GemmQty::tflops)] = finite(c.tflops);
+      m.q[idx(GemmQty::sm_clock)] = finite(c.mean_sm_clock_mhz);
+      m.q[idx(GemmQty::capped_fraction)] = finite(c.power_capped_fraction);
+      m.q[idx(GemmQty::temperature)] = finite(c.temperature_c);
+      m.energy_per_gemm_u_j = finite(c.energy_per_gemm_u_j);
+      m.rel_error = finite(c.rel_error);
+      m.nonfinite_fraction = finite(c.nonfinite_fraction);
       out.push_back(std::move(m));
     }
   }

@@ -7,6 +7,8 @@
 
 #include "cli/shell.h"
 #include "infer/fake_openai_server.h"
+#include "wattlab/store/serve_bench_record.h"
+#include "wattlab/store/store.h"
 
 namespace wattlab::testing {
 namespace {
@@ -81,6 +83,26 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   const auto d = shell(bin + " diagnose min-energy --data " + db.string() + " 2>&1");
   EXPECT_EQ(d.rc, 0) << d.out;
   EXPECT_NE(d.out.find("fake"), std::string::npos) << d.out;
+
+  // Both windows decode with their codecs and agree with the JSON.
+  auto store = Store::open(db, OpenMode::read_only);
+  ASSERT_TRUE(store) << store.error().message();
+  auto run = store->load_run(1);
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_EQ(run->windows.size(), 2u);
+  auto whole = ServeBenchWholeRecord::decode(run->windows[0]);
+  ASSERT_TRUE(whole) << whole.error().message();
+  EXPECT_EQ(whole->requests_sent, 20);
+  EXPECT_EQ(whole->requests_failed, 3);
+  auto steady = SteadyWindowRecord::decode(run->windows[1].labels, run->windows[1].counts);
+  ASSERT_TRUE(steady) << steady.error().message();
+  EXPECT_EQ(steady->phase, SteadyWindowRecord::kSteady);
+  EXPECT_EQ(steady->batch, 4);
+  EXPECT_EQ(steady->tokens, st["tokens"].get<double>());
+  EXPECT_EQ(steady->stable, false);
+  EXPECT_FALSE(steady->flags.empty());
+  ASSERT_TRUE(steady->median_itl_ms);
+  EXPECT_EQ(run->info.tags.at(kServeBenchRequestsFailedTag), "3");
 }
 
 TEST(ServeBenchCli, BadInputExitsTwo) {

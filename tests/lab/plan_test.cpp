@@ -97,5 +97,30 @@ TEST(Plan, ThinKeepsEndsAndTimeAddsUp) {
   EXPECT_DOUBLE_EQ(estimate_plan_s(plan, m), 3 * 10.5 + 10 + 2 + 2);
 }
 
+TEST(Plan, OnePointIsBaselineOnlyWithTheReferenceRecipes) {
+  const SweepValue ref = *reference_value(Engine::fp8e4m3);
+  GemmSpec s;
+  s.engine = Engine::fp8e4m3;
+  s.m = s.n = s.k = 1024;
+  s.recipe_a = ref.recipe_a;
+  s.recipe_b = ref.recipe_b;
+  auto plan = single_point_plan(s);
+  ASSERT_TRUE(plan) << plan.error().message();
+  ASSERT_EQ(plan->points.size(), 1u);
+  const PlannedPoint& p = plan->points[0];
+  EXPECT_EQ(p.index, 0);
+  EXPECT_EQ(p.experiment, "run");
+  EXPECT_EQ(p.param, "recipe");
+  EXPECT_EQ(p.param_value, "baseline");
+  EXPECT_TRUE(p.reference);
+  EXPECT_EQ(p.engine_label, "fp8e4m3");
+  EXPECT_EQ(p.spec.m, 1024);
+  s.recipe_b = "zeros()";
+  plan = single_point_plan(s);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->points[0].param_value, "custom");
+  EXPECT_FALSE(plan->points[0].reference);
+}
+
 }  // namespace
 }  // namespace wattlab::lab

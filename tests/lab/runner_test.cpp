@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "lab/temp_db.h"
 #include "wattlab/lab/sim_executor.h"
 
 namespace wattlab::lab {
@@ -39,17 +40,7 @@ std::vector<GemmSpec> specs(const std::vector<PlannedPoint>& pts) {
   return s;
 }
 
-struct Db {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("wattlab_runner_" + std::to_string(::getpid()) + "_" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-  Db() { std::filesystem::remove(path); }
-  ~Db() {
-    std::filesystem::remove(path);
-    std::filesystem::remove(path.string() + "-wal");
-    std::filesystem::remove(path.string() + "-shm");
-  }
-};
+using Db = test::TempDb;
 
 RunId begin(Store& store, GemmExecutor& exec) {
   RunInfo info;
@@ -132,6 +123,57 @@ TEST(Runner, ResumesAfterInterruptionAndStoresLabelsAndCounts) {
   ASSERT_TRUE(power_by_value.count(dense));
   ASSERT_TRUE(power_by_value.count(zeros));
   EXPECT_LT(power_by_value[zeros], 0.8 * power_by_value[dense]);
+}
+
+TEST(Runner, StoredWindowsDecodeAsThePlannedPoints) {
+  Db db;
+  auto plan = make_plan(request());
+  ASSERT_TRUE(plan);
+  auto store = Store::open(db.path);
+  ASSERT_TRUE(store);
+  auto exec = make_sim_executor(specs_to_run(plan->points, 2), {30, 1, 1 << 12});
+  ASSERT_TRUE(exec);
+  const RunId run = begin(*store, **exec);
+  auto out = run_sweep(*plan, plan->points, **exec, *store, run, protocol(), nullptr, nullptr, 2);
+  ASSERT_TRUE(out) << out.error().message();
+  auto rec = store->load_run(run);
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->windows.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto p = GemmPointRecord::decode(rec->windows[i]);
+    ASSERT_TRUE(p) << p.error().message();
+    GemmPointRecord want = point_record(*plan, plan->points[i], true);
+    want.counts = p->counts;
+    EXPECT_EQ(*p, want);
+    EXPECT_GT(p->counts.energy_per_gemm_j.value_or(0), 0);
+    EXPECT_EQ(p->counts.gemms.value_or(0), p->counts.replays.value_or(0) * p->counts.gemms_per_replay.value_or(0));
+  }
+}
+
+TEST(Runner, ResumeNamesAMalformedPointAndReadsNoMissingFile) {
+  Db db;
+  auto none = completed_points_in_file(db.path.string(), "s");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(std::filesystem::exists(db.path));  // a dry run creates no database
+  {
+    auto store = Store::open(db.path);
+    ASSERT_TRUE(store);
+    auto run = store->begin_run(RunInfo{});
+    ASSERT_TRUE(run);
+    WindowResult w;
+    w.name = "gemm_point 4";
+    GemmPointRecord r;
+    r.sweep = "s";
+    r.point = 4;
+    r.encode(w);
+    w.labels["point"] = "four";
+    ASSERT_TRUE(store->add_window(*run, w));
+  }
+  auto done = completed_points_in_file(db.path.string(), "s");
+  ASSERT_FALSE(done);
+  EXPECT_NE(done.error().what.find("label 'point' = 'four' is not an integer"), std::string::npos) << done.error().what;
+  EXPECT_EQ(done.error().what.rfind("run 1: gemm_point window 'gemm_point 4'", 0), 0u) << done.error().what;
 }
 
 }  // namespace

@@ -21,24 +21,32 @@ struct Pt {
   std::string param = "fraction";
 };
 
+// A point as the lab stores it (through its record's codec).
 WindowResult window(const Pt& p) {
+  GemmPointRecord r;
+  r.sweep = p.sweep;
+  r.experiment = p.reference ? "ref" : p.experiment;
+  r.engine = p.engine;
+  r.m = r.n = r.k = p.engine == "control" ? 0 : 256;
+  r.recipe_a = r.recipe_b = "normal(mean=0, std=1)";
+  r.param = p.reference ? "reference" : p.param;
+  r.param_value = p.reference ? "baseline" : p.value;
+  r.seed = static_cast<uint64_t>(p.seed);
+  r.reference = p.reference;
+  r.simulated = true;
+  auto& c = r.counts;
+  c.energy_per_gemm_j = p.energy_j;
+  c.energy_per_gemm_u_j = 0.001 * p.energy_j;
+  c.mean_power_w = p.power_w;
+  c.mean_sm_clock_mhz = p.clock_mhz;
+  c.tflops = p.tflops;
+  c.power_capped_fraction = p.capped;
+  c.temperature_c = 60;
+  c.rel_error = 1e-3;
+  c.nonfinite_fraction = 0;
   WindowResult w;
   w.name = "gemm_point";
-  w.labels = {{"kind", "gemm_point"},
-              {"sweep", p.sweep},
-              {"experiment", p.reference ? "ref" : p.experiment},
-              {"engine", p.engine},
-              {"M", p.engine == "control" ? "0" : "256"},
-              {"N", p.engine == "control" ? "0" : "256"},
-              {"K", p.engine == "control" ? "0" : "256"},
-              {"param", p.reference ? "reference" : p.param},
-              {"param_value", p.reference ? "baseline" : p.value},
-              {"seed", std::to_string(p.seed)},
-              {"reference", p.reference ? "1" : "0"},
-              {"simulated", "1"}};
-  w.counts = {{"energy_per_gemm_j", p.energy_j}, {"energy_per_gemm_u_j", 0.001 * p.energy_j}, {"mean_power_w", p.power_w},
-              {"mean_sm_clock_mhz", p.clock_mhz}, {"tflops", p.tflops},  {"power_capped_fraction", p.capped},
-              {"temperature_c", 60},              {"rel_error", 1e-3},   {"nonfinite_fraction", 0}};
+  r.encode(w);
   return w;
 }
 
@@ -65,6 +73,19 @@ std::vector<RunRecord> capped_study() {
                          {s, "E11", e, "0", 2, false, 1.0, 500, 1400, 100, 0.9},
                          {s, "ref", e, "", 2, true, 1.0, 500, 1400, 100, 0.9}});
   return {r1, r2};
+}
+
+TEST(GemmAnalysis, AMalformedPointIsAnErrorNamingIt) {
+  auto runs = capped_study();
+  runs[1].windows[2].labels["seed"] = "two";
+  try {
+    (void)gemm_measurements(runs);
+    FAIL() << "a malformed point was accepted";
+  } catch (const WattlabError& e) {
+    EXPECT_EQ(e.error().what, "run 2: gemm_point window 'gemm_point': label 'seed' = 'two' is not a non-negative integer");
+  }
+  runs[1].windows[2].labels["kind"] = "other";  // not a GEMM point: not read
+  EXPECT_EQ(gemm_measurements(runs).size(), 7u);
 }
 
 TEST(GemmAnalysis, StatsAndParamNumbers) {

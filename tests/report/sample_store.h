@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "wattlab/store/gemm_point_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::sample {
@@ -65,25 +66,44 @@ inline RunId write_sample_run(Store& store) {
   WindowId id = 1;
   (void)store.add_window(run, sample_window(id++, "run", 0, 12, 380));
   (void)store.add_window(run, sample_window(id++, kNastyWindow, 0, 2, 130));
-  // GEMM points as the lab stores them.
+  // GEMM points as the lab stores them (through their record's codec).
+  auto gemm_point = [&](WindowResult& w, const char* experiment, const char* engine, const char* param,
+                        const std::string& value, int index) {
+    GemmPointRecord r;
+    r.experiment = experiment;
+    r.engine = engine;
+    r.m = r.n = r.k = 1024;
+    r.recipe_a = r.recipe_b = "normal(mean=0, std=1)";
+    r.seed = 1;
+    r.param = param;
+    r.param_value = value;
+    r.sweep = "sample";
+    r.point = index;
+    r.simulated = true;
+    r.counts.energy_per_gemm_j = w.counts["energy_per_gemm_j"];
+    r.counts.energy_per_gemm_u_j = w.counts["energy_per_gemm_u_j"];
+    r.counts.mean_power_w = w.counts["mean_power_w"];
+    if (auto t = w.counts.find("tflops"); t != w.counts.end()) r.counts.tflops = t->second;
+    w.counts.clear();
+    r.encode(w);
+  };
   double t = 2;
+  int index = 0;
   for (const char* engine : {"bf16", "fp8"}) {
     for (int k : {256, 1024, 4096}) {
       auto w = sample_window(id++, std::string("E1 ") + engine + " k=" + std::to_string(k), t, t + 0.5, 400 + k / 64.0);
-      w.labels = {{"kind", "gemm_point"}, {"experiment", "E1"}, {"engine", engine}, {"param", "k"},
-                  {"param_value", std::to_string(k)}};
       const double e = 1e-6 * k * (engine[0] == 'b' ? 2 : 1);
       w.counts = {{"energy_per_gemm_j", e}, {"energy_per_gemm_u_j", 0.05 * e}, {"mean_power_w", 400 + k / 64.0},
                   {"tflops", 500}};
+      gemm_point(w, "E1", engine, "k", std::to_string(k), index++);
       (void)store.add_window(run, w);
       t += 0.5;
     }
   }
   for (const char* dist : {"zeros", "gaussian", "uniform"}) {
     auto w = sample_window(id++, std::string("E2 ") + dist, t, t + 0.5, 450);
-    w.labels = {{"kind", "gemm_point"}, {"experiment", "E2"}, {"engine", "bf16"}, {"param", "distribution"},
-                {"param_value", dist}};
     w.counts = {{"energy_per_gemm_j", dist[0] == 'z' ? 1e-3 : 2e-3}, {"energy_per_gemm_u_j", 1e-4}, {"mean_power_w", 450}};
+    gemm_point(w, "E2", "bf16", "distribution", dist, index++);
     (void)store.add_window(run, w);
     t += 0.5;
   }

@@ -73,6 +73,11 @@ std::vector<std::string> study_experiment_ids();
 // Validates (unknown experiment, shape an engine cannot run: invalid_argument) and orders.
 Result<SweepPlan> make_plan(const PlanRequest& req);
 
+// `wattlab gemm run`'s plan: the one point `spec`, experiment "run", param "recipe" = "baseline"
+// when both recipes are the engine's reference, else "custom". The caller sets the sweep id (the
+// run's). Errors: the engine has no reference (invalid_argument).
+Result<SweepPlan> single_point_plan(const GemmSpec& spec);
+
 // Keeps at most `n` of `values`: the first, the last, and evenly spread ones between.
 std::vector<SweepValue> thin_values(const std::vector<SweepValue>& values, int n);
 

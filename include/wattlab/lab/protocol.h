@@ -8,6 +8,7 @@
 #include <string>
 
 #include "wattlab/lab/executor.h"
+#include "wattlab/store/gemm_point_record.h"
 
 namespace wattlab::lab {
 
@@ -50,8 +51,12 @@ std::optional<double> temperature_drift_c(const Meter& meter, std::size_t d, dou
 Result<PendingPoint> run_point(GemmExecutor& exec, const GemmSpec& spec, const ProtocolOptions& opt, bool first,
                                const std::string& window_name);
 
-// Fills the window's counts (energy_per_gemm_j, energy_per_gemm_u_j, mean_power_w, tflops, gemms,
-// rel_error, ...) and labels from the final meter result.
-WindowResult collect(GemmExecutor& exec, const PendingPoint& p, std::map<std::string, std::string> labels);
+// The final meter result of a point's window and what it found: energy per GEMM, power,
+// throughput, telemetry, the accuracy spot check, where the preparation time went.
+struct CollectedPoint {
+  WindowResult window;
+  GemmPointCounts counts;
+};
+CollectedPoint collect(GemmExecutor& exec, const PendingPoint& p);
 
 }  // namespace wattlab::lab

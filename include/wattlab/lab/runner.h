@@ -1,6 +1,6 @@
-// Runs a sweep plan point by point into the store: each point one run window with the labels
-// and counts the report reads. Interrupted sweeps resume: completed_points() finds what the
-// store already holds under the same sweep id.
+// Runs a sweep plan point by point into the store: each point one run window, a GemmPointRecord
+// (wattlab/store/gemm_point_record.h). Interrupted sweeps resume: completed_points() finds what
+// the store already holds under the same sweep id.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -10,19 +10,27 @@
 #include "wattlab/lab/plan.h"
 #include "wattlab/lab/progress.h"
 #include "wattlab/lab/protocol.h"
+#include "wattlab/store/gemm_point_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::lab {
 
 // Point indices stored as gemm_point windows of `sweep_id`, across every run in the store.
+// Errors: the store's, or a gemm_point window that does not decode (named).
 Result<std::set<int>> completed_points(const Store& store, const std::string& sweep_id);
+
+// The same from the database file at `db_path`, opened read-only; none when the file does not
+// exist (a dry run never creates it).
+Result<std::set<int>> completed_points_in_file(const std::string& db_path, const std::string& sweep_id);
 
 // The plan's points not in `done`, in plan order.
 std::vector<PlannedPoint> remaining_points(const SweepPlan& plan, const std::set<int>& done);
 
-// The labels of a point's window (kind=gemm_point, experiment, engine, M, N, K, recipe_a,
-// recipe_b, seed, param, param_value, reference, sweep, point, simulated).
-std::map<std::string, std::string> point_labels(const SweepPlan& plan, const PlannedPoint& p, bool simulated);
+// The specs of the points the runner will measure, in order: the first `max_points` (0: all).
+std::vector<GemmSpec> specs_to_run(const std::vector<PlannedPoint>& points, std::size_t max_points);
+
+// What a planned point's window is (its record without counts: those come from the window).
+GemmPointRecord point_record(const SweepPlan& plan, const PlannedPoint& p, bool simulated);
 
 struct SweepOutcome {
   std::size_t measured = 0;

@@ -11,25 +11,26 @@
 #include <string_view>
 #include <vector>
 
+#include "wattlab/store/gemm_point_record.h"
 #include "wattlab/store/run_record.h"
 
 namespace wattlab::report {
 
-// The quantities compared per point, in this order; each is a window count of the lab.
+// The quantities compared per point, in this order: energy per GEMM, mean power, TFLOP/s, mean SM
+// clock, capped fraction and temperature of the point's GemmPointCounts.
 enum class GemmQty { energy_per_gemm, power, tflops, sm_clock, capped_fraction, temperature };
 constexpr std::size_t kGemmQtyCount = 6;
 constexpr std::size_t idx(GemmQty q) { return static_cast<std::size_t>(q); }
-std::string_view count_name(GemmQty q);  // "energy_per_gemm_j", "mean_power_w", ...
 // Δ of energy, power, TFLOP/s and SM clock is relative (% of the reference); of the capped
 // fraction and the temperature it is the plain difference (fraction, degC).
 bool relative_delta(GemmQty q);
 
-// One stored gemm_point window.
+// One stored gemm_point window (a GemmPointRecord), with the finite counts the analysis uses.
 struct GemmMeasurement {
   RunId run = 0;
   std::string window;
-  std::string sweep;  // label "sweep"; "" when absent
-  int point = -1;     // label "point"; -1 when absent
+  std::string sweep;
+  int point = -1;
   std::string experiment, engine, param, param_value, shape, seed;  // shape "MxNxK"
   bool reference = false;
   bool simulated = false;  // label simulated=1, or a simulated run
@@ -37,7 +38,8 @@ struct GemmMeasurement {
   std::optional<double> energy_per_gemm_u_j, rel_error, nonfinite_fraction;
 };
 
-// Every gemm_point window of `runs`, in run then window order.
+// Every gemm_point window of `runs`, in run then window order. Throws WattlabError (parse) naming
+// the run and window when one does not decode: no malformed point enters a mean unnoticed.
 std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& runs);
 
 // "0.25", "2^-3", "0xFF" as a number; nullopt for anything else ("baseline", "with").

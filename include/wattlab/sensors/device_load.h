@@ -1,5 +1,6 @@
 // Work the characterization runs on a device while it watches the sensors: a built-in GPU
-// kernel (CUDA builds, src/cli/gpu_load/) or, on the simulated GPU, a scripted load.
+// kernel (CUDA builds, lab::FmaLoad in wattlab/lab/gpu_load.h) or, on the simulated GPU, a
+// scripted load.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,12 +1,13 @@
-// The built-in GPU load: every thread runs 8 independent FP32 FMA chains until the GPU's global
-// timer passes its deadline, so the kernel is compute-bound and lasts the time asked.
+// The lab's built-in GPU load (gpu_load.h): every thread runs 8 independent FP32 FMA chains until
+// the GPU's global timer passes its deadline, so the kernel is compute-bound and lasts the time
+// asked. The chains use fmaf() explicitly, so the lab's --fmad=false leaves them fused.
 #include <cuda_runtime.h>
 
 #include <cstdio>
 
-#include "gpu_load.h"
+#include "wattlab/lab/gpu_load.h"
 
-namespace wattlab::gpu_load {
+namespace wattlab::lab {
 namespace {
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -34,7 +35,9 @@ __global__ void fma_loop(unsigned long long dur_ns, float seed, float* sink, uns
   atomicAdd(iterations, n);
 }
 
-std::string err(const char* what, cudaError_t e) { return std::string(what) + ": " + cudaGetErrorString(e); }
+Error err(const char* what, cudaError_t e) {
+  return Error{ErrorKind::unavailable, std::string(what) + ": " + cudaGetErrorString(e), ""};
+}
 
 std::string uuid_text(const cudaUUID_t& u) {
   char buf[64];
@@ -59,14 +62,9 @@ struct FmaLoad::Impl {
   }
 };
 
-bool built_with_cuda() { return true; }
-
-std::unique_ptr<FmaLoad> FmaLoad::open(const std::string& uuid, const std::string& pci_bus_id, std::string& error) {
+Result<std::unique_ptr<FmaLoad>> FmaLoad::open(const std::string& uuid, const std::string& pci_bus_id) {
   int n = 0;
-  if (auto e = cudaGetDeviceCount(&n); e != cudaSuccess) {
-    error = err("cudaGetDeviceCount", e);
-    return nullptr;
-  }
+  if (auto e = cudaGetDeviceCount(&n); e != cudaSuccess) return err("cudaGetDeviceCount", e);
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
@@ -84,9 +82,10 @@ std::unique_ptr<FmaLoad> FmaLoad::open(const std::string& uuid, const std::strin
     cudaGetDeviceProperties(&impl->prop, d);
     return std::unique_ptr<FmaLoad>(new FmaLoad(std::move(impl)));
   }
-  error = "no CUDA device has UUID '" + uuid + "' or PCI bus id '" + pci_bus_id + "' (" + std::to_string(n) +
-          " CUDA devices visible; check CUDA_VISIBLE_DEVICES)";
-  return nullptr;
+  return Error{ErrorKind::unavailable,
+               "no CUDA device has UUID '" + uuid + "' or PCI bus id '" + pci_bus_id + "' (" + std::to_string(n) +
+                   " CUDA devices visible; check CUDA_VISIBLE_DEVICES)",
+               ""};
 }
 
 FmaLoad::FmaLoad(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -97,34 +96,33 @@ std::string FmaLoad::describe() const {
          std::to_string(impl_->device);
 }
 
-bool FmaLoad::prepare(std::string& error) {
-  if (auto e = cudaSetDevice(impl_->device); e != cudaSuccess) return error = err("cudaSetDevice", e), false;
+Status FmaLoad::prepare() {
+  if (auto e = cudaSetDevice(impl_->device); e != cudaSuccess) return err("cudaSetDevice", e);
   int per_sm = 0;
   if (auto e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fma_loop, impl_->threads, 0); e != cudaSuccess)
-    return error = err("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), false;
+    return err("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e);
   impl_->blocks = impl_->prop.multiProcessorCount * (per_sm > 0 ? per_sm : 1);  // one wave: all start together
-  if (auto e = cudaMalloc(&impl_->sink, sizeof(float) * 1024); e != cudaSuccess) return error = err("cudaMalloc", e), false;
-  if (auto e = cudaMalloc(&impl_->iterations, sizeof(unsigned long long)); e != cudaSuccess)
-    return error = err("cudaMalloc", e), false;
+  if (auto e = cudaMalloc(&impl_->sink, sizeof(float) * 1024); e != cudaSuccess) return err("cudaMalloc", e);
+  if (auto e = cudaMalloc(&impl_->iterations, sizeof(unsigned long long)); e != cudaSuccess) return err("cudaMalloc", e);
   cudaEventCreate(&impl_->begin);
   cudaEventCreate(&impl_->end);
   fma_loop<<<impl_->blocks, impl_->threads>>>(1'000'000ull, 1.0f, impl_->sink, impl_->iterations);  // warm-up: 1 ms
-  if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return error = err("warm-up kernel", e), false;
-  return true;
+  if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return err("warm-up kernel", e);
+  return {};
 }
 
-bool FmaLoad::start(int64_t dur_ns, std::string& error) {
+Status FmaLoad::start(int64_t dur_ns) {
   cudaMemset(impl_->iterations, 0, sizeof(unsigned long long));
   cudaEventRecord(impl_->begin);
   fma_loop<<<impl_->blocks, impl_->threads>>>(static_cast<unsigned long long>(dur_ns), 1.0f, impl_->sink,
                                               impl_->iterations);
   cudaEventRecord(impl_->end);
-  if (auto e = cudaGetLastError(); e != cudaSuccess) return error = err("kernel launch", e), false;
-  return true;
+  if (auto e = cudaGetLastError(); e != cudaSuccess) return err("kernel launch", e);
+  return {};
 }
 
-bool FmaLoad::finish(std::string& report, std::string& error) {
-  if (auto e = cudaEventSynchronize(impl_->end); e != cudaSuccess) return error = err("kernel", e), false;
+Status FmaLoad::finish(std::string& report) {
+  if (auto e = cudaEventSynchronize(impl_->end); e != cudaSuccess) return err("kernel", e);
   float ms = 0;
   cudaEventElapsedTime(&ms, impl_->begin, impl_->end);
   unsigned long long it = 0;
@@ -135,7 +133,7 @@ bool FmaLoad::finish(std::string& report, std::string& error) {
   std::snprintf(buf, sizeof buf, "kernel ran %.3f s (CUDA events), %d blocks x %d threads, %.1f TFLOP/s FP32", ms * 1e-3,
                 impl_->blocks, impl_->threads, ms > 0 ? flop / (ms * 1e-3) * 1e-12 : 0.0);
   report = buf;
-  return true;
+  return {};
 }
 
-}  // namespace wattlab::gpu_load
+}  // namespace wattlab::lab
