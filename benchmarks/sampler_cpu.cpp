@@ -1,6 +1,6 @@
 // How much of one core the meter's sampler uses at the default MeterOptions rates, over real time,
 // on the sim device (SIMULATED H200: every read spins for the H200's read cost on the thread that
-// reads, which is the sampler). Target: <= 1 % of one core (issue 2, item 7).
+// reads, which is the sampler). Target: <= 1 % of one core.
 //
 //   bench_sampler_cpu [--seconds N] [--gpus N] [--budget-step-cpu]   (defaults: 60 s, 1 simulated GPU)
 //   --budget-step-cpu: MeterOptions::budget_counts_step_cpu (the budget also charges wake-ups and bookkeeping)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds (release preset) and runs the overhead benchmarks of issue 2 item 7, and prints what
+# Builds (release preset) and runs the meter overhead benchmarks, and prints what
 # docs/results/overhead.md needs: machine, load, commands and their output.
 #   scripts/bench-overhead.sh [SECONDS]     SECONDS: sampler run length, default 60
 # Takes about SECONDS + 60 s (plus the build). Runs on the sim device only (SIMULATED H200 read

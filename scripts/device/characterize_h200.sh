@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wattlab sensors --characterize on the H200 (issue 3 item 6). About 75 s for one GPU:
+# wattlab sensors --characterize on the H200. About 75 s for one GPU:
 # idle settle (2-10 s) + 2 s idle, 2 s back-to-back polling per reading (~20 readings), a 10 s FMA
 # kernel load. Run from the repo root after `cmake --preset cuda && cmake --build --preset cuda`,
 # with build/cuda carried. Writes $OUT/nvidia-smi-q.txt, $OUT/char.db, $OUT/characterize.json and

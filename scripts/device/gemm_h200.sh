@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 point 6 on the H200: the input-dependent power study (E1-E15, X1-X3) at 2048^3 and 8192^3
+# On the H200: the input-dependent power study (E1-E15, X1-X3) at 2048^3 and 8192^3
 # on bf16, fp16, fp16acc16, fp32, fp8e4m3 and int8, plus a repeatability sweep (the reference point
 # on three seeds), resumable across calls.
 #

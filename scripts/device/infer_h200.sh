@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 item 4 on the H200: batch-size sweep of a Llama-3.1-8B-shaped dense model and a
+# On the H200: batch-size sweep of a Llama-3.1-8B-shaped dense model and a
 # Mixtral-8x7B-shaped MoE with random weights (no download), plain `generate` (host-bound) and a
 # static-cache + torch.compile/CUDA-graph path (GPU-bound), tokens reported through wattlab marks,
 # then `wattlab diagnose` on the records and a summary table. Fits ~8 minutes.

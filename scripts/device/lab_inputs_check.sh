@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 points 1-2 on the GPU: every study recipe (E1-E15, X1-X2, TF32 control) for every lab
+# On the GPU: every study recipe (E1-E15, X1-X2, TF32 control) for every lab
 # dtype, generated on the GPU on small shapes and compared byte for byte with the CPU reference,
 # plus GPU-vs-CPU bit statistics and A-B agreement; then a timing of the generator on one
 # 8192x8192 bf16 operand. Takes well under 1 minute (a few seconds of GPU work).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 item 7 on the H200: wattlab's NVML energy against the NVML counter read directly.
+# On the H200: wattlab's NVML energy against the NVML counter read directly.
 #  (a) 60 s BF16 GEMM load (8192^3, cublasGemmEx, FP32 accumulation), six 10 s marks windows whose
 #      edges sit on counter updates; the load reads the counter itself at each edge: per window
 #      wattlab J ± U vs direct J (must agree within 1%), and the sampler's CPU (target <= 1% of a core);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Meter overhead on the H200 host (issue 2 item 7, issue 3 item 7), one command:
+# Meter overhead on the H200 host, one command:
 #  (1) bench_sampler_cpu --seconds 60: the sampler on the sim device (SIMULATED H200 read costs,
 #      spun on the sampler thread) over 60 s of real time; target <= 1% of one core;
 #  (2) bench_meter_window: open+close on the caller's thread (sim device, sampler running);

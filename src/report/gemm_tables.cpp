@@ -29,7 +29,7 @@ GemmTable references_table(const GemmSweepAnalysis& a, const GemmAnalysisOptions
   GemmTable t;
   t.title = "Reference points per shape and engine" + sim(a);
   t.notes = {fmt::format("Across seeds: mean ± SD of each seed's mean over its reference points. CV = SD / mean across "
-                         "seeds; PASS when the CV of energy per GEMM is <= {:g} % (issue 6 target; n/a below 2 seeds). "
+                         "seeds; PASS when the CV of energy per GEMM is <= {:g} % (the study's target; n/a below 2 seeds). "
                          "Drift: the largest (max - min) / mean of one seed's reference points over the sweep.",
                          o.cv_target_pct)};
   t.headers = {"shape",         "engine",         "seeds",         "ref points",      "energy/GEMM (mJ)",

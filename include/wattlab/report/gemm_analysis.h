@@ -53,7 +53,7 @@ struct Stat {
 Stat stat_of(const std::vector<double>& xs);
 
 struct GemmAnalysisOptions {
-  double cv_target_pct = 1.0;       // reference CV across seeds that passes (issue 6 target)
+  double cv_target_pct = 1.0;       // reference CV across seeds that passes (the study's target)
   double capped_fraction = 0.5;     // reference "at the cap" above this capped fraction
   double flat_pct = 3.0;            // |Δ| below this is not resolved (repeatability ~2 %, §9)
   double moved_pct = 3.0;           // |ΔSM clock| or |ΔTFLOP/s| from this on counts as moved
