@@ -17,8 +17,8 @@ constexpr const char* kDomain = "domain";
 constexpr const char* kReading = "reading";
 constexpr const char* kYes = "yes";
 constexpr const char* kNo = "no";
-constexpr const char* kCounterEstimator = "counter";
-constexpr const char* kCrossCheckEstimator = "integrated(power_instant_w)";
+constexpr Estimator kCounterEstimator = Estimator::counter;
+constexpr Estimator kCrossCheckEstimator = Estimator::integrated_power_instant_w;
 // The agreement counts of one reading: "<reading>.ratio", ...
 constexpr std::string_view kRatio = ".ratio", kDiffPct = ".diff_pct", kUncertaintyPct = ".uncertainty_pct";
 
@@ -153,7 +153,7 @@ Result<CharacterizeLoadRecord> CharacterizeLoadRecord::decode(const WindowResult
   r.load = f->text("load");
   r.load_report = f->text("load_report");
   if (f->failed()) return f->error();
-  if (w.domains.size() != 1 || w.domains[0].domain_id != r.domain_id || w.domains[0].estimator != kCounterEstimator)
+  if (w.domains.size() != 1 || w.domains[0].domain_id != r.domain_id || w.domains[0].estimator != EstimatorUsed(kCounterEstimator))
     return named(w, fmt::format("expected the energy counter's estimate of {} as its one domain", r.domain_id));
   const DomainEnergy& e = w.domains[0];
   r.simulated = e.simulated;
@@ -161,7 +161,7 @@ Result<CharacterizeLoadRecord> CharacterizeLoadRecord::decode(const WindowResult
   r.t_b_ns = w.t_end_ns;
   r.counter_j = e.energy_j;
   r.counter_power_w = e.mean_power_w;
-  if (e.cross_check_j && e.cross_check_estimator == kCrossCheckEstimator) r.integrated_instant_j = e.cross_check_j;
+  if (e.cross_check_j && e.cross_check_estimator == EstimatorUsed(kCrossCheckEstimator)) r.integrated_instant_j = e.cross_check_j;
   // One row per reading with a ratio count, in the order of the reading kinds.
   for (std::size_t i = 0; i < kReadingKindCount; ++i) {
     const auto kind = static_cast<ReadingKind>(i);

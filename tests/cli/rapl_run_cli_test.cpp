@@ -49,7 +49,7 @@ TEST(RaplRunCli, CpuEnergyMatchesTheScriptedTruthWithinATenthOfAPercent) {
   // Small ranges so the run wraps: ~109.5 J over a 30 J package range, 18 J over a 5 J dram range.
   add_zone(root, "intel-rapl:0", "package-0", 30'000'000, 29'000'000, "250000000");
   add_zone(root, "intel-rapl:0:0", "dram", 5'000'000, 4'900'000);
-  const fs::path driver = fs::path(__FILE__).parent_path() / "data" / "powercap_driver.py";
+  const fs::path driver = fs::path(WATTLAB_SOURCE_DIR) / "tests" / "cli" / "data" / "powercap_driver.py";
   const std::string truth_file = (dir / "truth.json").string(), json_file = (dir / "run.json").string();
 
   const auto r = sh("run --device rapl --powercap-root " + root.string() + " --db " + (dir / "t.db").string() +

@@ -109,9 +109,9 @@ std::vector<WindowResult> todays_windows() {
   e.available = true;
   e.energy_j = 5700;
   e.mean_power_w = 600;
-  e.estimator = "counter";
+  e.estimator = Estimator::counter;
   e.cross_check_j = 5710;
-  e.cross_check_estimator = "integrated(power_instant_w)";
+  e.cross_check_estimator = Estimator::integrated_power_instant_w;
   load.domains = {e};
   load.labels = {{"domain", "gpu:0"},
                  {"load", "scripted load 'step 600W 3600s' (SIMULATED)"},
