@@ -44,7 +44,7 @@ Recording::~Recording() {
 std::size_t Recording::domain_count() const { return meter_ ? meter_->domains().size() : opened_.domain_count(); }
 
 bool Recording::start() {
-  if (started_) fail(ErrorKind::internal, "Recording::start() called twice");
+  if (started_ || ended()) fail(ErrorKind::internal, "Recording::start() after start() or end()");
   std::vector<Domain> domains;
   if (!meter_ && opt_.use_meter) {
     own_meter_ = std::make_unique<Meter>(std::move(opened_.sensors), *clock_, opt_.meter);
@@ -93,7 +93,10 @@ void Recording::begin_run(const std::vector<Domain>& domains) {
   info.devices = devices_;
   info.tags = opt_.tags;
   auto id = store_->begin_run(info);
-  if (!id) throw WattlabError(id.error());
+  if (!id) {
+    store_ = nullptr;  // no run to write to
+    throw WattlabError(id.error());
+  }
   run_id_ = *id;
   if (auto st = store_->add_domains(run_id_, domains); !st) throw WattlabError(st.error());
 }

@@ -215,8 +215,24 @@ TEST_F(RecordingTest, AStoreThatFailsReportsItsErrorInsteadOfSwallowingIt) {
 
 TEST_F(RecordingTest, AFailingStoreAtTheStartThrows) {
   std::filesystem::create_directories(db_);  // a folder where the database file should be
-  Recording rec(sim_options());
-  EXPECT_THROW(rec.start(), WattlabError);
+  {
+    Recording rec(sim_options());
+    EXPECT_THROW(rec.start(), WattlabError);
+  }
+  EXPECT_TRUE(notes_.empty()) << "no run was begun, so there is none to end: " << notes_.front();
+}
+
+TEST_F(RecordingTest, ARunTheStoreRefusesToBeginThrowsAndLeavesNothingToEnd) {
+  ASSERT_TRUE(Store::open(db_).ok());  // a wattlab store, opened read-only below
+  RecordingOptions o = sim_options();
+  auto read_only = Store::open(db_, OpenMode::read_only);
+  ASSERT_TRUE(read_only.ok());
+  o.store = &*read_only;
+  {
+    Recording rec(std::move(o));
+    EXPECT_THROW(rec.start(), WattlabError);
+  }
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
 }
 
 TEST_F(RecordingTest, ABadDeviceSelectionIsAUsageError) {
@@ -302,6 +318,24 @@ TEST_F(RecordingTest, AttachedToAMeterItDoesNotOwnItLeavesTheMeterRunning) {
   EXPECT_EQ(r.domains.size(), meter.domains().size());
   auto s = Store::open(db_, OpenMode::read_only);
   EXPECT_GT(s->list_runs()->back().reading_count, 10) << "the end flushes the meter's readings";
+}
+
+TEST_F(RecordingTest, OnRealTimeTheSamplerAndTheFlushThreadRunUntilTheEnd) {
+  RecordingOptions o = sim_options();
+  o.devices.clock = nullptr;  // the monotonic clock: the sampler and the flush threads run
+  o.cpu_cost_tags = true;
+  Recording rec(std::move(o));
+  ASSERT_TRUE(rec.start());
+  const WindowId w = rec.open("w");
+  rec.close(w);
+  rec.end(0);  // waits for the window's final result
+  const RunRecord r = load(rec.run_id());
+  EXPECT_EQ(r.exit_status, 0);
+  ASSERT_EQ(r.windows.size(), 1u);
+  EXPECT_TRUE(r.windows[0].final);
+  EXPECT_EQ(r.info.tags.count("wattlab.sampler_cpu_pct"), 1u);
+  auto s = Store::open(db_, OpenMode::read_only);
+  EXPECT_GT(s->list_runs()->back().reading_count, 0);
 }
 
 }  // namespace

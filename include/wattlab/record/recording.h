@@ -118,8 +118,8 @@ class Recording {
   // Returns the first store error of the recording (kept, and thrown again by end()).
   Status flush();
 
-  // Ends the run: closes tracked windows still open, waits for their final results (virtual
-  // time: advances the meter until they are final), stops the meter it owns, flushes, stores the
+  // Ends the run: closes tracked windows still open, waits for their final results (a meter it
+  // owns on virtual time: advances it until they are final), stops the meter it owns, flushes, stores the
   // tracked windows in order, the cost tags, and the end with `exit_status`. Thread-safe and
   // idempotent: the first call's status is the run's, so a signal watcher may call it while the
   // owner still works (a stop request); the owner's later calls return. Throws WattlabError with
