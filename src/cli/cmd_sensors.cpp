@@ -1,4 +1,5 @@
-// wattlab sensors: the domains found here and each one's sensor model.
+// wattlab sensors: the domains found here and each one's sensor model; --characterize measures them
+// into a recorded run (wattlab::Recording without a meter: characterize() reads the sensors).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

@@ -269,7 +269,13 @@ void Recording::finish_windows(std::vector<WindowResult>& results) {
       own_meter_->advance_to(clock_->now_ns() + kVirtualStepNs);
     }
   }
-  for (const auto& t : all) results.push_back(annotated(t, meter_->wait_result(t.id, std::chrono::seconds(5))));
+  for (const auto& t : all) {
+    try {
+      results.push_back(annotated(t, meter_->wait_result(t.id, std::chrono::seconds(5))));
+    } catch (const std::exception& e) {  // its result was dropped (MeterOptions::finished_window_capacity)
+      keep_error(Error{ErrorKind::internal, "window '" + t.name + "': " + e.what(), "", 0}, false);
+    }
+  }
   std::lock_guard lk(mu_);
   // end() stores them below, in order: the last flush need not.
   for (auto& t : tracked_) t.stored_final = true;

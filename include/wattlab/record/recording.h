@@ -158,7 +158,6 @@ class Recording {
   RunId run_id_ = 0;
   int64_t start_t_ns_ = 0;
   bool started_ = false;
-  std::unique_ptr<Flusher> flusher_;
   int64_t cpu0_ns_ = 0, span0_ns_ = 0;
 
   mutable std::mutex end_mu_;    // end(): one at a time, the first one wins
@@ -169,6 +168,8 @@ class Recording {
   std::vector<TimedReading> pending_;
   std::size_t events_stored_ = 0;
   std::optional<Error> first_error_;
+  // Last: destroyed first, while everything its thread touches is still there.
+  std::unique_ptr<Flusher> flusher_;
 };
 
 }  // namespace wattlab
