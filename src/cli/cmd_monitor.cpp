@@ -10,11 +10,12 @@
 
 #include "cli.h"
 #include "device_options.h"
-#include "monitor_text.h"
 #include "stop_signal.h"
 #include "wattlab/export/live.h"
 #include "wattlab/export/monitor.h"
-#include "wattlab/meter/meter.h"
+#include "wattlab/record/recording.h"
+#include "wattlab/report/monitor_text.h"
+#include "wattlab/report/sensors_text.h"
 
 namespace wattlab::cli {
 namespace {
@@ -33,24 +34,22 @@ int monitor(const MonitorOptions& o, Io& io) {
   if (o.virtual_clock && o.duration_s <= 0)
     throw UsageError("monitor: --virtual-clock needs --duration-s (virtual time runs as fast as it can)");
   VirtualClock vclock(1'000'000'000);
-  Clock& clock = o.virtual_clock ? static_cast<Clock&>(vclock) : MonotonicClock::instance();
-  BackendOptions bopt = o.dev.backend();
-  bopt.clock = &clock;
-  OpenedSensors opened = open_sensors(bopt);
-  io.err << "wattlab monitor: " << describe(opened);
-  if (opened.domain_count() == 0) return kExitFailure;
-  Meter meter(std::move(opened.sensors), clock);
-  LiveMeter live(meter);
-  MonitorView view(meter.domains());
+  RecordingOptions ro;  // measured, not stored
+  ro.devices = o.dev.backend();
+  if (o.virtual_clock) ro.devices.clock = &vclock;
+  Recording rec(std::move(ro));
+  io.err << "wattlab monitor: " << report::describe_backends(rec.opened());
+  if (rec.domain_count() == 0) return kExitFailure;
   const bool redraw = !o.jsonl && &io.out == &std::cout && isatty(STDOUT_FILENO);
   const int64_t interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
   const int64_t duration_ns = static_cast<int64_t>(o.duration_s * 1e9);
 
   StopSignal stop;
-  if (!o.virtual_clock) {
-    meter.start();
-    meter.wait_first_reads(std::chrono::seconds(10));
-  }
+  rec.start();  // real time: the sampler runs and every sensor has been read once (or 10 s passed)
+  Meter& meter = rec.meter();
+  Clock& clock = rec.clock();
+  LiveMeter live(meter);
+  MonitorView view(meter.domains());
   const int64_t t0 = clock.now_ns();
   const auto real_t0 = std::chrono::steady_clock::now();
   std::size_t drawn = 0;
@@ -67,7 +66,7 @@ int monitor(const MonitorOptions& o, Io& io) {
     if (o.jsonl) {
       io.out << monitor_json_line(u) << "\n";
     } else {
-      const auto lines = monitor_lines(u);
+      const auto lines = report::monitor_lines(u);
       // Back to the first line of the previous update, clear to the end, draw again.
       if (redraw && drawn > 0) io.out << fmt::format("\x1b[{}F\x1b[J", drawn);
       for (const auto& l : lines) io.out << l << "\n";
@@ -80,7 +79,7 @@ int monitor(const MonitorOptions& o, Io& io) {
       break;
     }
   }
-  meter.stop();
+  rec.end(kExitOk);
   return kExitOk;
 }
 

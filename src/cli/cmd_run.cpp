@@ -1,31 +1,25 @@
 // wattlab run [options] -- CMD ARGS...: the energy of a command. Starts it without a shell,
-// forwards SIGINT/SIGTERM, stores readings at least once a second, exits with its status.
+// forwards SIGINT/SIGTERM, records it through wattlab::Recording (readings stored every 500 ms,
+// windows as they close), prints the run's summary and exits with the command's status.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <ostream>
-#include <thread>
 
 #include "cli.h"
 #include "device_options.h"
-#include "run_summary.h"
-#include "store_flusher.h"
-#include "wattlab/meter/marks.h"
-#include "wattlab/meter/meter.h"
+#include "wattlab/record/marks_recorder.h"
+#include "wattlab/record/recording.h"
+#include "wattlab/report/run_text.h"
 #include "wattlab/store/run_json.h"
-#include "wattlab/store/store.h"
 
 extern char** environ;
 
@@ -48,116 +42,24 @@ void forward_signal(int sig) {
 }
 
 // The environment of the command: ours, plus the marks channel's variable when there is one.
-std::vector<std::string> child_environment(const marks::MarkChannel* channel) {
+std::vector<std::string> child_environment(const MarksRecorder* marks) {
   std::vector<std::string> env;
   const std::string key = std::string(marks::kFdEnv) + "=";
   for (char** e = environ; *e != nullptr; ++e)
     if (std::strncmp(*e, key.c_str(), key.size()) != 0) env.emplace_back(*e);
-  if (channel) env.push_back(channel->env_entry());
+  if (marks) env.push_back(marks->env_entry());
   return env;
 }
 
-// CPU time of this whole process (every wattlab thread; the command is a child, not counted), ns.
-int64_t process_cpu_ns() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return (static_cast<int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
-         (static_cast<int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1'000;
-}
-
-// What measuring cost: the sampler thread's and the whole wattlab process's CPU time over the
-// span the sampler ran, as run tags (docs/json-output.md, "Run tags written by wattlab run").
-std::map<std::string, std::string> cpu_cost_tags(const SamplerStats& sampler, int64_t process_cpu_ns, int64_t span_ns) {
-  const double span_s = static_cast<double>(span_ns) * 1e-9;
-  auto pct = [&](int64_t cpu_ns) { return span_ns > 0 ? 100.0 * static_cast<double>(cpu_ns) / static_cast<double>(span_ns) : 0.0; };
-  return {{"wattlab.sampler_cpu_s", fmt::format("{:.6f}", static_cast<double>(sampler.cpu_ns) * 1e-9)},
-          {"wattlab.sampler_cpu_pct", fmt::format("{:.4f}", pct(sampler.cpu_ns))},
-          {"wattlab.sampler_read_pct", fmt::format("{:.4f}", pct(sampler.read_ns))},
-          {"wattlab.sampler_rest_pct", fmt::format("{:.4f}", 100.0 * sampler.rest_cpu_share)},
-          {"wattlab.sampler_read_budget_pct", fmt::format("{:.4f}", 100.0 * sampler.read_cpu_share)},
-          {"wattlab.process_cpu_s", fmt::format("{:.6f}", static_cast<double>(process_cpu_ns) * 1e-9)},
-          {"wattlab.process_cpu_pct", fmt::format("{:.4f}", pct(process_cpu_ns))},
-          {"wattlab.sampler_span_s", fmt::format("{:.6f}", span_s)}};
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-int run_command(const RunOptions& o, Io& io) {
-  if (o.command.empty()) throw UsageError("run: no command given; usage: wattlab run [options] -- CMD [ARGS...]");
-  OpenedSensors opened = open_sensors(o.dev.backend());
-  io.err << "wattlab run: " << describe(opened);
-  const bool simulated = opened.simulated();
-  auto store = Store::open(o.db);
-  if (!store) {
-    io.err << "wattlab: " << store.error().message() << "\n";
-    return kExitFailure;
-  }
-  RunInfo info;
-  info.command = o.command;
-  info.host = hostname();
-  info.start_utc = utc_iso8601(std::chrono::system_clock::now());
-  info.start_t_ns = MonotonicClock::instance().now_ns();
-  info.simulated = simulated;
-  info.device_selection = o.dev.device;
-  for (const auto& s : opened.sensors) info.devices.push_back({s->backend(), s->properties()});
-  auto run_id = store->begin_run(info);
-  if (!run_id) {
-    io.err << "wattlab: " << run_id.error().message() << "\n";
-    return kExitFailure;
-  }
-  MeterOptions mopt;
-  mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
-  Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
-  if (auto st = store->add_domains(*run_id, meter.domains()); !st) io.err << "wattlab: " << st.error().message() << "\n";
-  // Marks: windows the command opens and closes through the pipe (docs/marks.md).
-  std::mutex marks_mu;
-  marks::MarkCollector collector(info.start_t_ns);
-  std::vector<std::pair<WindowId, marks::MarkedWindow>> marked;
-  std::map<std::string, std::string> stored_tags;
-  auto add_marked = [&](std::vector<marks::MarkedWindow> ws) {
-    for (auto& w : ws) marked.emplace_back(meter.add_window(w.name, w.t_begin_ns, w.t_end_ns), std::move(w));
-  };
-  std::unique_ptr<marks::MarkChannel> channel;  // declared last: its reader thread stops first
-  if (o.marks) {
-    auto ch = marks::MarkChannel::create();
-    if (!ch) {
-      io.err << "wattlab: " << ch.error().message() << "\n";
-      return kExitFailure;
-    }
-    channel = std::move(*ch);
-    channel->start(MonotonicClock::instance(), [&](std::string_view line, int64_t t_ns) {
-      std::lock_guard lk(marks_mu);
-      add_marked(collector.feed(line, t_ns));
-      // Run tags reach the store as they arrive, so a killed run keeps its configuration.
-      for (const auto& [k, v] : collector.report().run_tags) {
-        auto& old = stored_tags[k];
-        if (old != v && store->set_run_tag(*run_id, k, v)) old = v;
-      }
-    });
-  }
-  const int64_t cpu0_ns = process_cpu_ns();
-  const int64_t span0_ns = MonotonicClock::instance().now_ns();
-  meter.start();
-  // Every sensor read once before the command starts, so the window's begin edge has a reading
-  // before it (a counter without power readings cannot be extended backwards).
-  if (!meter.wait_first_reads(std::chrono::seconds(10)))
-    io.err << "wattlab run: warning: some sensors have not answered within 10 s; the command starts anyway\n";
-
-  // Readings reach the database every 500 ms, so a killed run keeps what it measured.
-  StoreFlusher flusher(meter, *store, *run_id);
-
-  std::vector<std::string> env_strings = child_environment(channel.get());
+// Starts the command, forwards SIGINT/SIGTERM to it while it runs and returns its exit status:
+// its code, 128 + the signal that ended it, or 127 when it cannot start.
+int run_child(const std::vector<std::string>& command, MarksRecorder* marks, Io& io) {
+  std::vector<std::string> env_strings = child_environment(marks);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
-
-  const WindowId window = meter.open("run");
   std::vector<char*> argv;
-  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
   struct sigaction sa {}, old_int{}, old_term{};
@@ -165,10 +67,10 @@ int run_command(const RunOptions& o, Io& io) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   const int spawn_rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
-  if (channel) channel->close_write_end();
+  if (marks) marks->close_write_end();
   int exit_status = 127;
   if (spawn_rc != 0) {
-    io.err << fmt::format("wattlab run: cannot start '{}': {}\n", o.command[0], std::strerror(spawn_rc));
+    io.err << fmt::format("wattlab run: cannot start '{}': {}\n", command[0], std::strerror(spawn_rc));
   } else {
     g_child.store(pid);
     int status = 0;
@@ -177,46 +79,52 @@ int run_command(const RunOptions& o, Io& io) {
     exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   g_child.store(0);
-  meter.close(window);
-  if (channel) {
-    channel->stop();
-    std::lock_guard lk(marks_mu);
-    add_marked(collector.finish(MonotonicClock::instance().now_ns()));
-  }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  const WindowResult result = meter.wait_result(window, std::chrono::seconds(5));
-  std::vector<WindowResult> marked_results;
-  for (auto& [id, w] : marked) {
-    WindowResult r = meter.wait_result(id, std::chrono::seconds(5));
-    r.counts = w.counts;
-    r.labels = w.labels;
-    marked_results.push_back(std::move(r));
+  return exit_status;
+}
+
+int run_command(const RunOptions& o, Io& io) {
+  if (o.command.empty()) throw UsageError("run: no command given; usage: wattlab run [options] -- CMD [ARGS...]");
+  if (o.db.empty()) throw UsageError("--db '': the run needs a database file");
+  RecordingOptions ro;
+  ro.devices = o.dev.backend();
+  ro.db = o.db;
+  ro.command = o.command;
+  ro.meter.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
+  ro.cpu_cost_tags = true;
+  ro.on_note = [&io](std::string_view n) { io.err << "wattlab run: " << n << "\n"; };
+  Recording rec(std::move(ro));
+  io.err << "wattlab run: " << report::describe_backends(rec.opened());
+  if (!rec.start())
+    io.err << "wattlab run: warning: some sensors have not answered within 10 s; the command starts anyway\n";
+  // Marks: windows the command opens and closes through the pipe (docs/marks.md).
+  std::unique_ptr<MarksRecorder> marks;
+  if (o.marks) marks = std::make_unique<MarksRecorder>(rec);
+
+  const WindowId window = rec.open("run");
+  const int exit_status = run_child(o.command, marks.get(), io);
+  rec.close(window);
+  try {
+    if (marks) marks->finish();
+    rec.end(exit_status);
+  } catch (const WattlabError& e) {
+    // The command's status still wins; what could be stored is shown below.
+    io.err << "wattlab: " << e.what() << "\n";
+    rec.end(exit_status);
   }
-  meter.stop();
-  const int64_t span_ns = MonotonicClock::instance().now_ns() - span0_ns;
-  flusher.finish();
-  const auto cost_tags = cpu_cost_tags(meter.snapshot().sampler, process_cpu_ns() - cpu0_ns, span_ns);
-  const auto events = meter.events();
-  store->append_events(*run_id, events);
-  store->add_window(*run_id, result);
-  for (const auto& r : marked_results) store->add_window(*run_id, r);
-  if (o.marks)
-    for (const auto& [k, v] : collector.report().as_run_tags()) store->set_run_tag(*run_id, k, v);
-  for (const auto& [k, v] : cost_tags) store->set_run_tag(*run_id, k, v);
-  store->end_run(*run_id, MonotonicClock::instance().now_ns(), exit_status);
-  auto rec = store->load_run(*run_id);
-  if (rec) {
-    print_run_summary(io.err, *rec);
+  auto stored = rec.store().load_run(rec.run_id());
+  if (stored) {
+    report::print_run_summary(io.err, *stored);
     if (!o.json.empty()) {
       std::ofstream f(o.json);
-      f << run_to_json_string(*rec) << "\n";
+      f << run_to_json_string(*stored) << "\n";
       if (!f) io.err << "wattlab: could not write " << o.json << "\n";
     }
   } else {
-    io.err << "wattlab: " << rec.error().message() << "\n";
+    io.err << "wattlab: " << stored.error().message() << "\n";
   }
-  io.err << fmt::format("stored as run {} in {}\n", *run_id, o.db);
+  io.err << fmt::format("stored as run {} in {}\n", rec.run_id(), o.db);
   return exit_status;
 }
 

@@ -1,19 +1,21 @@
-// wattlab sensors: the domains found here and each one's sensor model.
+// wattlab sensors: the domains found here and each one's sensor model; --characterize measures them
+// into a recorded run (wattlab::Recording without a meter: characterize() reads the sensors).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <fstream>
 #include <ostream>
-#include <unistd.h>
 
-#include "characterize_output.h"
 #include "cli.h"
 #include "device_options.h"
 #include "gpu_load.h"
+#include "stop_signal.h"
 #include "wattlab/core/units.h"
+#include "wattlab/record/recording.h"
+#include "wattlab/report/characterize.h"
+#include "wattlab/report/sensors_text.h"
 #include "wattlab/sensors/characterize.h"
-#include "wattlab/store/store.h"
+#include "wattlab/store/characterize_record.h"
 
 namespace wattlab::cli {
 namespace {
@@ -51,29 +53,13 @@ std::string property(const Sensor& s, const std::string& key) {
   return "";
 }
 
-int characterize_sensors(const SensorsOptions& o, Io& io) {
-  CharacterizeOptions co;
-  co.load_ns = s_to_ns(o.load_s);
-  co.idle_max_ns = s_to_ns(o.idle_s);
-  co.poll_ns = s_to_ns(o.poll_s);
-  // The simulated GPU runs on a virtual clock (from now on the monotonic clock): fast, deterministic.
-  VirtualClock virtual_clock(MonotonicClock::instance().now_ns());
-  BackendOptions bo = o.dev.backend();
-  const bool sim = o.dev.device == "sim";
-  if (sim) bo.clock = &virtual_clock;
-  // Idle is idle on the sim too, unless a workload was given: the scripted load comes on top.
-  if (sim && bo.sim_workload.empty()) bo.sim_workload = "idle 3600s";
-  Clock& clock = sim ? static_cast<Clock&>(virtual_clock) : MonotonicClock::instance();
-  OpenedSensors opened = open_sensors(bo);
-  io.err << "wattlab sensors --characterize: " << describe(opened);
-  if (opened.domain_count() == 0) return kExitFailure;
-  std::vector<std::string> notes;
-  if (sim) notes.push_back("SIMULATED: the sim's scripted load '" + o.sim_load + "' stands in for the GPU kernel; "
-                           "it runs on a virtual clock, so read costs are the sim's configured costs");
-  std::vector<std::unique_ptr<DeviceLoad>> loads;
+// What each domain is characterized with: the CUDA kernel on an NVML GPU, the scripted load on
+// the simulated one, nothing inside another domain or on RAPL (then the reason).
+std::vector<CharacterizeTarget> characterize_targets(std::vector<SensorPtr>& sensors, const SensorsOptions& o,
+                                                     std::vector<std::unique_ptr<DeviceLoad>>& loads,
+                                                     std::vector<std::string>& notes, Io& io) {
   std::vector<CharacterizeTarget> targets;
-  std::vector<Domain> domains;
-  for (auto& sensor : opened.sensors) {
+  for (auto& sensor : sensors) {
     for (std::size_t i = 0; i < sensor->domains().size(); ++i) {
       const Domain& d = sensor->domains()[i];
       CharacterizeTarget t{sensor.get(), i, nullptr, ""};
@@ -98,125 +84,64 @@ int characterize_sensors(const SensorsOptions& o, Io& io) {
         notes.push_back(n);
       }
       targets.push_back(t);
-      domains.push_back(d);
     }
   }
-  auto store = Store::open(o.db);
-  if (!store) {
-    io.err << "wattlab: " << store.error().message() << "\n";
-    return kExitFailure;
-  }
-  RunInfo info;
-  info.command = {"wattlab", "sensors", "--characterize"};
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  info.host = host;
-  info.start_utc = utc_iso8601(std::chrono::system_clock::now());
-  info.start_t_ns = clock.now_ns();
-  info.simulated = opened.simulated();
-  info.device_selection = o.dev.device;
-  info.tags = {{"task", "sensors-characterize"}, {"characterize.load_s", fmt::format("{}", o.load_s)},
-               {"characterize.idle_s", fmt::format("{}", o.idle_s)}, {"characterize.poll_s", fmt::format("{}", o.poll_s)}};
-  for (const auto& s : opened.sensors) info.devices.push_back({s->backend(), s->properties()});
-  auto run_id = store->begin_run(info);
-  if (!run_id) {
-    io.err << "wattlab: " << run_id.error().message() << "\n";
-    return kExitFailure;
-  }
-  if (auto st = store->add_domains(*run_id, domains); !st) io.err << "wattlab: " << st.error().message() << "\n";
-  std::vector<TimedReading> pending;
+  return targets;
+}
+
+int characterize_sensors(const SensorsOptions& o, Io& io) {
+  CharacterizeOptions co;
+  co.load_ns = s_to_ns(o.load_s);
+  co.idle_max_ns = s_to_ns(o.idle_s);
+  co.poll_ns = s_to_ns(o.poll_s);
+  // The simulated GPU runs on a virtual clock (from now on the monotonic clock): fast, deterministic.
+  VirtualClock virtual_clock(MonotonicClock::instance().now_ns());
+  RecordingOptions ro;
+  ro.devices = o.dev.backend();
+  const bool sim = o.dev.device == "sim";
+  if (sim) ro.devices.clock = &virtual_clock;
+  // Idle is idle on the sim too, unless a workload was given: the scripted load comes on top.
+  if (sim && ro.devices.sim_workload.empty()) ro.devices.sim_workload = "idle 3600s";
+  ro.use_meter = false;  // characterize() reads the sensors itself
+  ro.db = o.db;
+  ro.command = {"wattlab", "sensors", "--characterize"};
+  ro.tags = {{"task", "sensors-characterize"}, {"characterize.load_s", fmt::format("{}", o.load_s)},
+             {"characterize.idle_s", fmt::format("{}", o.idle_s)}, {"characterize.poll_s", fmt::format("{}", o.poll_s)}};
+  ro.on_note = [&io](std::string_view n) { io.err << "wattlab sensors --characterize: " << n << "\n"; };
+  Recording rec(std::move(ro));
+  io.err << "wattlab sensors --characterize: " << report::describe_backends(rec.opened());
+  if (rec.domain_count() == 0) return kExitFailure;
+  const bool simulated = rec.simulated();
+  std::vector<std::string> notes;
+  if (sim) notes.push_back("SIMULATED: the sim's scripted load '" + o.sim_load + "' stands in for the GPU kernel; "
+                           "it runs on a virtual clock, so read costs are the sim's configured costs");
+  std::vector<std::unique_ptr<DeviceLoad>> loads;
+  const auto targets = characterize_targets(rec.sensors(), o, loads, notes, io);
+  rec.start();
+  // Ctrl-C or SIGTERM: the run ends with 128 + the signal and what was read so far, then the
+  // process ends by the signal as before.
+  StopSignal stop([&rec, &io](int sig) {
+    try {
+      rec.end(128 + sig);
+    } catch (const WattlabError& e) {
+      io.err << "wattlab: " << e.what() << "\n";
+    }
+    StopSignal::exit_by(sig);
+  });
   CharacterizeHooks hooks;
   hooks.progress = [&](std::string_view line) { io.err << "wattlab sensors --characterize: " << line << "\n"; };
   hooks.record = [&](std::size_t target, const Reading& r) {
-    pending.push_back({static_cast<uint32_t>(target), r});
-    if (pending.size() >= 20000) {  // keep memory bounded and the data safe if we are killed
-      store->append_readings(*run_id, pending);
-      pending.clear();
-    }
+    const TimedReading tr{static_cast<uint32_t>(target), r};
+    rec.append_readings({&tr, 1});
   };
-  const auto result = characterize(targets, clock, co, hooks);
-  store->append_readings(*run_id, pending);
-  // Where it lands: one window per domain and phase, the numbers as window counts/labels, the
-  // whole document as the run tag characterize.json (docs/sensors-characterize.md).
-  WindowId wid = 1;
-  for (const auto& d : result) {
-    if (d.idle.measured) {
-      WindowResult w;
-      w.id = wid++;
-      w.name = "characterize:idle " + d.domain_id;
-      w.t_begin_ns = d.idle.t_begin_ns;
-      w.t_end_ns = d.idle.t_end_ns;
-      w.final = true;
-      w.labels = {{"domain", d.domain_id}, {"reading", std::string(to_string(d.idle.power_kind))},
-                  {"settled", d.idle.settled ? "yes" : "no"}};
-      w.counts = {{"idle_power_w", d.idle.power_w}, {"idle_power_sd_w", d.idle.power_sd_w},
-                  {"waited_s", static_cast<double>(d.idle.waited_ns) * 1e-9}};
-      if (d.idle.counter_power_w) w.counts["counter_power_w"] = *d.idle.counter_power_w;
-      store->add_window(*run_id, w);
-    }
-    for (const auto& r : d.readings) {
-      WindowResult w;
-      w.id = wid++;
-      w.name = "characterize:reading " + d.domain_id + " " + std::string(to_string(r.kind));
-      w.final = true;
-      w.labels = {{"domain", d.domain_id}, {"reading", std::string(to_string(r.kind))}};
-      if (!r.first_error.empty()) w.labels["first_error"] = r.first_error;
-      w.counts = {{"reads", static_cast<double>(r.reads)}, {"failed_reads", static_cast<double>(r.failed_reads)},
-                  {"changes", static_cast<double>(r.changes)}};
-      if (r.read_cost_ns.n) {
-        w.counts["read_cost_median_us"] = r.read_cost_ns.median * 1e-3;
-        w.counts["read_cost_p99_us"] = r.read_cost_ns.p99 * 1e-3;
-      }
-      if (r.update_period_ns.n) {
-        w.counts["update_period_median_ms"] = r.update_period_ns.median * 1e-6;
-        w.counts["update_period_p10_ms"] = r.update_period_ns.p10 * 1e-6;
-        w.counts["update_period_p90_ms"] = r.update_period_ns.p90 * 1e-6;
-      }
-      if (r.sample_spacing_ns.n) {
-        w.counts["sample_spacing_median_ms"] = r.sample_spacing_ns.median * 1e-6;
-        w.counts["sample_spacing_p10_ms"] = r.sample_spacing_ns.p10 * 1e-6;
-        w.counts["sample_spacing_p90_ms"] = r.sample_spacing_ns.p90 * 1e-6;
-        w.counts["buffer_depth_samples"] = static_cast<double>(r.depth_samples);
-      }
-      store->add_window(*run_id, w);
-    }
-    if (d.load.ran && d.load.skipped.empty()) {
-      WindowResult w;
-      w.id = wid++;
-      w.name = "characterize:load " + d.domain_id;
-      w.t_begin_ns = d.load.t_a_ns;
-      w.t_end_ns = d.load.t_b_ns;
-      w.final = true;
-      DomainEnergy e;
-      e.domain_id = d.domain_id;
-      e.simulated = d.simulated;
-      e.available = true;
-      e.energy_j = d.load.counter_j;
-      e.mean_power_w = d.load.counter_power_w;
-      e.estimator = Estimator::counter;
-      for (const auto& a : d.load.rows)
-        if (a.kind == ReadingKind::power_instant_w && a.available) {
-          e.cross_check_j = a.integrated_j;
-          e.cross_check_estimator = Estimator::integrated_power_instant_w;
-        }
-      w.domains.push_back(e);
-      w.labels = {{"domain", d.domain_id}, {"load", d.load.load}, {"load_report", d.load.load_report}};
-      for (const auto& a : d.load.rows)
-        if (a.available) {
-          const std::string k(to_string(a.kind));
-          w.counts[k + ".ratio"] = a.ratio;
-          w.counts[k + ".diff_pct"] = a.diff_pct;
-          w.counts[k + ".uncertainty_pct"] = a.uncertainty_pct;
-        }
-      store->add_window(*run_id, w);
-    }
-  }
-  const nlohmann::json doc = characterization_to_json(result, opened.simulated(), notes);
-  store->set_run_tag(*run_id, "characterize.json", doc.dump());
-  store->end_run(*run_id, clock.now_ns(), 0);
-  if (opened.simulated()) io.out << "SIMULATED: every number below comes from wattlab-sim, not hardware\n";
+  const auto result = characterize(targets, rec.clock(), co, hooks);
+  for (const auto& w : characterization_windows(result)) rec.store_window(w);
+  const nlohmann::json doc = report::characterization_to_json(result, simulated, notes);
+  rec.set_tag("characterize.json", doc.dump());
+  rec.end(kExitOk);
+  if (simulated) io.out << "SIMULATED: every number below comes from wattlab-sim, not hardware\n";
   for (const auto& n : notes) io.out << "note: " << n << "\n";
-  print_characterization(io.out, result, opened.simulated());
+  report::print_characterization(io.out, result, simulated);
   if (!o.json.empty()) {
     std::ofstream f(o.json);
     f << doc.dump(2) << "\n";
@@ -225,28 +150,13 @@ int characterize_sensors(const SensorsOptions& o, Io& io) {
       return kExitFailure;
     }
   }
-  io.out << fmt::format("stored as run {} in {} (tag characterize.json, windows characterize:*)\n", *run_id, o.db);
+  io.out << fmt::format("stored as run {} in {} (tag characterize.json, windows characterize:*)\n", rec.run_id(), o.db);
   return kExitOk;
 }
 
 int list_sensors(const DeviceOptions& o, Io& io) {
   const OpenedSensors s = open_sensors(o.backend());
-  io.out << describe(s);
-  for (const auto& sensor : s.sensors) {
-    for (const auto& d : sensor->domains()) {
-      io.out << fmt::format("{}  {} {}{}  scope {}{}\n", d.id, d.vendor, d.name, d.uuid.empty() ? "" : " (" + d.uuid + ")",
-                            d.scope, d.parent.empty() ? "" : ", inside " + d.parent);
-      io.out << fmt::format("  gain tolerance ±{:.0f}%, unseen power {:.1f} W; model from {}\n",
-                            100 * d.model.gain_tolerance, d.model.unseen_power_w, d.model.source);
-      io.out << fmt::format("  {:<24} {:>10} {:>10} {:>10}  {}\n", "reading", "update ms", "window ms", "cost us", "note");
-      for (const auto& r : d.model.readings)
-        io.out << fmt::format("  {:<24} {:>10.1f} {:>10.1f} {:>10.1f}  {}\n", to_string(r.kind),
-                              static_cast<double>(r.update_period_ns) * 1e-6,
-                              static_cast<double>(r.averaging_window_ns) * 1e-6,
-                              static_cast<double>(r.read_cost_ns) * 1e-3, r.note);
-    }
-    for (const auto& [k, v] : sensor->properties()) io.out << fmt::format("  {}: {}\n", k, v);
-  }
+  report::print_sensor_list(io.out, s);
   return s.domain_count() > 0 ? kExitOk : kExitFailure;
 }
 

@@ -15,7 +15,9 @@
 #include "wattlab/export/live.h"
 #include "wattlab/export/metrics_server.h"
 #include "wattlab/export/prometheus.h"
-#include "wattlab/meter/meter.h"
+#include "wattlab/record/host.h"
+#include "wattlab/record/recording.h"
+#include "wattlab/report/sensors_text.h"
 
 namespace wattlab::cli {
 namespace {
@@ -80,21 +82,23 @@ std::string read_token(const ServeOptions& o) {
 int serve(const ServeOptions& o, Io& io) {
   const ListenAddress where = parse_listen(o.listen);
   const std::string token = read_token(o);
-  OpenedSensors opened = open_sensors(o.dev.backend());
-  io.err << "wattlab serve: " << describe(opened);
-  if (opened.domain_count() == 0) return kExitFailure;
+  RecordingOptions ro;  // measured, not stored
+  ro.devices = o.dev.backend();
+  ro.meter.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
+  Recording rec(std::move(ro));
+  io.err << "wattlab serve: " << report::describe_backends(rec.opened());
+  if (rec.domain_count() == 0) return kExitFailure;
   if (!is_loopback_address(where.address))
     io.err << fmt::format(
         "wattlab serve: warning: listening on {}, which other machines can reach; {}\n", where.address,
         token.empty() ? "anyone there can read the metrics (give --token-file FILE or $WATTLAB_SERVE_TOKEN)"
                       : "requests need the bearer token");
 
-  MeterOptions mopt;
-  mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
-  Meter meter(std::move(opened.sensors), MonotonicClock::instance(), mopt);
-  LiveMeter live(meter);
+  StopSignal stop;
+  if (!rec.start()) io.err << "wattlab serve: warning: some sensors have not answered within 10 s; serving anyway\n";
+  LiveMeter live(rec.meter());
   ExpositionInfo info;
-  info.host = o.host_label.empty() ? local_hostname() : o.host_label;
+  info.host = o.host_label.empty() ? host_name() : o.host_label;
   info.device_selection = o.dev.device;
 
   MetricsServerOptions sopt;
@@ -113,13 +117,9 @@ int serve(const ServeOptions& o, Io& io) {
       },
       MonotonicClock::instance());
 
-  StopSignal stop;
-  meter.start();
-  if (!meter.wait_first_reads(std::chrono::seconds(10)))
-    io.err << "wattlab serve: warning: some sensors have not answered within 10 s; serving anyway\n";
   if (auto st = server.start(); !st) {
     io.err << "wattlab serve: " << st.error().message() << "\n";
-    meter.stop();
+    rec.end(kExitFailure);
     return kExitFailure;
   }
   const bool v6 = where.address.find(':') != std::string::npos;
@@ -133,7 +133,7 @@ int serve(const ServeOptions& o, Io& io) {
                             : std::chrono::steady_clock::time_point::max();
   stop.sleep_until(deadline);
   server.stop();
-  meter.stop();
+  rec.end(kExitOk);
   const ServerCounters c = server.counters();
   io.err << fmt::format("wattlab serve: stopped after {} scrape(s), {} unauthorized request(s)\n", c.scrapes, c.unauthorized);
   return kExitOk;

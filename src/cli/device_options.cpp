@@ -36,14 +36,4 @@ void add_device_options(CLI::App& sub, DeviceOptions& o) {
   sub.add_flag("--no-cpu", o.no_cpu, "leave CPU (RAPL) domains out under --device auto");
 }
 
-std::string describe(const OpenedSensors& s) {
-  std::string out;
-  if (s.simulated()) out += "SIMULATED GPU (wattlab-sim, not hardware): every number below is simulated\n";
-  for (const auto& st : s.statuses)
-    out += std::string(st.loaded ? "  loaded " : "  not loaded ") + st.backend + ": " + st.detail + "\n";
-  if (s.domain_count() == 0)
-    out += "  nothing to measure here; try --device sim for the simulated GPU\n";
-  return out;
-}
-
 }  // namespace wattlab::cli

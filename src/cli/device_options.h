@@ -1,9 +1,11 @@
-// Options every measuring subcommand shares: which device, and the simulator's script.
+// The device flags every measuring subcommand shares (--device, --gpus, --sim-*, ...), parsed
+// into the library's device selection (BackendOptions), which wattlab::Recording opens.
 #pragma once
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "wattlab/report/sensors_text.h"
 #include "wattlab/sensors/registry.h"
 
 namespace CLI {
@@ -28,7 +30,7 @@ struct DeviceOptions {
 
 void add_device_options(CLI::App& sub, DeviceOptions& o);
 
-// "SIMULATED GPU: ..." or "measuring gpu:0 (NVIDIA H200), cpu:0/package", plus what did not load.
-std::string describe(const OpenedSensors& s);
+// What opened: report::describe_backends (the name the CLI files use).
+inline std::string describe(const OpenedSensors& s) { return report::describe_backends(s); }
 
 }  // namespace wattlab::cli

@@ -1,11 +1,10 @@
-// The terminal summary of a run: what `wattlab run` prints at the end and `wattlab report` again.
+// The run summary's renderer lives in src/report (wattlab/report/run_text.h); this name stays for
+// the CLI files that print runs through it.
 #pragma once
-#include <iosfwd>
-
-#include "wattlab/store/run_record.h"
+#include "wattlab/report/run_text.h"
 
 namespace wattlab::cli {
 
-void print_run_summary(std::ostream& out, const RunRecord& run);
+using report::print_run_summary;
 
 }  // namespace wattlab::cli

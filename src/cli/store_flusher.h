@@ -1,30 +1,19 @@
-// Moves the meter's readings into the store every 500 ms on its own thread, so a killed run keeps
-// what it measured; finish() stops it and writes what is left. Shared by `run` and `infer serve-bench`.
+// Readings of a meter the caller drives itself, flushed to the store every 500 ms on a thread
+// (the library's Flusher), for the commands that do not yet run through wattlab::Recording.
+// finish() stops the thread and writes what is left.
 #pragma once
-#include <atomic>
-#include <thread>
-
-#include "wattlab/meter/meter.h"
-#include "wattlab/store/store.h"
+#include "wattlab/record/flusher.h"
 
 namespace wattlab::cli {
 
 class StoreFlusher {
  public:
-  StoreFlusher(Meter& meter, Store& store, RunId run);
-  StoreFlusher(const StoreFlusher&) = delete;
-  StoreFlusher& operator=(const StoreFlusher&) = delete;
-  ~StoreFlusher();
-  // Stops the thread, then drains the meter once more (call after meter.stop()). Idempotent.
-  void finish();
+  StoreFlusher(Meter& meter, Store& store, RunId run)
+      : flusher_([&meter, &store, run] { flush_readings(meter, store, run); }) {}
+  void finish() { flusher_.finish(); }
 
  private:
-  void flush_once();
-  Meter& meter_;
-  Store& store_;
-  RunId run_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
+  Flusher flusher_;
 };
 
 }  // namespace wattlab::cli

@@ -1,8 +1,8 @@
-#include "monitor_text.h"
+#include "wattlab/report/monitor_text.h"
 
 #include <fmt/format.h>
 
-namespace wattlab::cli {
+namespace wattlab::report {
 namespace {
 
 std::string num(const std::optional<double>& v, const char* fmt_spec, const char* unit) {
@@ -34,4 +34,4 @@ std::vector<std::string> monitor_lines(const MonitorUpdate& u) {
   return out;
 }
 
-}  // namespace wattlab::cli
+}  // namespace wattlab::report

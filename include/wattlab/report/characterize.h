@@ -1,4 +1,5 @@
-// wattlab sensors --characterize: the table, the JSON document and the run stored in the database.
+// wattlab sensors --characterize: the table for the terminal and the JSON document (which is also
+// stored as the run's characterize.json tag).
 #pragma once
 #include <iosfwd>
 #include <string>
@@ -8,11 +9,11 @@
 
 #include "wattlab/sensors/characterize.h"
 
-namespace wattlab::cli {
+namespace wattlab::report {
 
 // Schema "wattlab.characterize/1" (docs/sensors-characterize.md).
 nlohmann::json characterization_to_json(const std::vector<DomainCharacter>& result, bool simulated,
                                         const std::vector<std::string>& notes);
 void print_characterization(std::ostream& out, const std::vector<DomainCharacter>& result, bool simulated);
 
-}  // namespace wattlab::cli
+}  // namespace wattlab::report

@@ -1,10 +1,10 @@
-#include "run_summary.h"
+#include "wattlab/report/run_text.h"
 
 #include <fmt/format.h>
 
 #include <ostream>
 
-namespace wattlab::cli {
+namespace wattlab::report {
 namespace {
 
 std::string num(double v) { return fmt::format("{:.6g}", v); }
@@ -99,4 +99,4 @@ void print_run_summary(std::ostream& out, const RunRecord& run) {
   for (const auto& e : run.events) out << fmt::format("  event {} {} {}: {}\n", e.kind, e.domain_id, e.reading, e.message);
 }
 
-}  // namespace wattlab::cli
+}  // namespace wattlab::report

@@ -1,4 +1,4 @@
-#include "characterize_output.h"
+#include "wattlab/report/characterize.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "wattlab/report/table.h"
 
-namespace wattlab::cli {
+namespace wattlab::report {
 namespace {
 
 double ms(double ns) { return ns * 1e-6; }
@@ -99,7 +99,7 @@ void print_characterization(std::ostream& out, const std::vector<DomainCharacter
     } else {
       out << "  idle power: not measured: " << i.skipped << "\n";
     }
-    report::Table t({"reading", "update period ms median [p10-p90]", "model ms", "read cost us median", "p99", "reads",
+    Table t({"reading", "update period ms median [p10-p90]", "model ms", "read cost us median", "p99", "reads",
                      "failed"});
     for (const auto& r : d.readings)
       t.add_row({std::string(to_string(r.kind)), period_text(r), fmt::format("{:.1f}", ms(static_cast<double>(r.model.update_period_ns))),
@@ -131,7 +131,7 @@ void print_characterization(std::ostream& out, const std::vector<DomainCharacter
     out << fmt::format("  energy counter over {:.2f} s (ticks from {:.2f} s into the load): {:.1f} J, {:.1f} W; edges ±{:.1f} ms\n",
                        static_cast<double>(l.t_b_ns - l.t_a_ns) * 1e-9, static_cast<double>(l.t_a_ns - l.t_start_ns) * 1e-9,
                        l.counter_j, l.counter_power_w, ms(l.counter_edge_ns));
-    report::Table a({"integrated reading", "energy J", "ratio to counter", "diff %", "± % (1σ)", "values"});
+    Table a({"integrated reading", "energy J", "ratio to counter", "diff %", "± % (1σ)", "values"});
     for (const auto& r : l.rows)
       a.add_row({std::string(to_string(r.kind)), r.available ? fmt::format("{:.1f}", r.integrated_j) : "-",
                  r.available ? fmt::format("{:.4f}", r.ratio) : "-", r.available ? fmt::format("{:+.2f}", r.diff_pct) : "-",
@@ -144,4 +144,4 @@ void print_characterization(std::ostream& out, const std::vector<DomainCharacter
   }
 }
 
-}  // namespace wattlab::cli
+}  // namespace wattlab::report
