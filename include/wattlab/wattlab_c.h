@@ -153,6 +153,9 @@ WATTLAB_API wattlab_status wattlab_meter_run_id(const wattlab_meter* meter, int6
 /* Domains measured, in result order: "gpu:0", "gpu:0/memory", "cpu:0/package", ... */
 WATTLAB_API size_t wattlab_meter_domain_count(const wattlab_meter* meter);
 WATTLAB_API const char* wattlab_meter_domain_id(const wattlab_meter* meter, size_t index);
+/* The id of the domain that contains domain `index` ("gpu:0" for "gpu:0/memory"), "" for none:
+ * a domain and its parent are never added up. */
+WATTLAB_API const char* wattlab_meter_domain_parent(const wattlab_meter* meter, size_t index);
 /* Notes the meter made (a backend that did not load, a sensor slow to answer, a store error). */
 WATTLAB_API size_t wattlab_meter_note_count(const wattlab_meter* meter);
 /* A copy of note `index` into buf (NUL-terminated, truncated to size); returns the note's length. */

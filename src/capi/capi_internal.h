@@ -33,6 +33,7 @@ struct wattlab_meter {
   uint64_t fork_generation = 0;
   bool storing = false;
   std::vector<std::string> domain_ids;
+  std::vector<std::string> domain_parents;
   mutable std::mutex notes_mu;
   std::vector<std::string> notes;  // the recording's notes; it writes them until it is gone
   // Counts and labels of windows, by id; pruned to the meter's finished-result capacity.

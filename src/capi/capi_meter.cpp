@@ -59,7 +59,10 @@ wattlab_status wattlab_meter_open(const wattlab_options* options, wattlab_meter*
     } catch (const wattlab::WattlabError& e) {
       throw CError{m->storing ? WATTLAB_ERR_STORE : WATTLAB_ERR_INTERNAL, e.what()};
     }
-    for (const auto& d : m->recording->meter().domains()) m->domain_ids.push_back(d.id);
+    for (const auto& d : m->recording->meter().domains()) {
+      m->domain_ids.push_back(d.id);
+      m->domain_parents.push_back(d.parent);
+    }
     *out = m.release();
     return WATTLAB_OK;
   });
@@ -98,6 +101,14 @@ const char* wattlab_meter_domain_id(const wattlab_meter* meter, size_t index) {
     return nullptr;
   }
   return meter->domain_ids[index].c_str();
+}
+
+const char* wattlab_meter_domain_parent(const wattlab_meter* meter, size_t index) {
+  if (!meter || index >= meter->domain_parents.size()) {
+    wattlab::capi::note_error(WATTLAB_ERR_INVALID_ARGUMENT, "wattlab_meter_domain_parent: no domain " + std::to_string(index));
+    return nullptr;
+  }
+  return meter->domain_parents[index].c_str();
 }
 
 size_t wattlab_meter_note_count(const wattlab_meter* meter) {
