@@ -114,8 +114,10 @@ Store& Recording::store() {
 }
 
 Recording::Tracked* Recording::find(WindowId id) {
-  for (auto& t : tracked_)
-    if (t.id == id) return &t;
+  // Newest first: a window closes, and is annotated, soon after it opened, so a long run's close
+  // stays cheap.
+  for (auto it = tracked_.rbegin(); it != tracked_.rend(); ++it)
+    if (it->id == id) return &*it;
   return nullptr;
 }
 
