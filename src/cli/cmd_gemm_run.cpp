@@ -9,12 +9,10 @@
 #include "gemm_commands.h"
 #include "gemm_executor.h"
 #include "gemm_options.h"
+#include "gemm_recording.h"
 #include "stop_signal.h"
-#include "store_flusher.h"
-#include "wattlab/lab/gemm_run.h"
-#include "wattlab/lab/runner.h"
 #include "wattlab/report/gemm_text.h"
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_report.h"
 
 namespace wattlab::cli {
 namespace {
@@ -85,59 +83,41 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
     io.err << "wattlab: " << store.error().message() << "\n";
     return kExitFailure;
   }
-  // Run lifecycle (begin, background reading flush, end): one block, for the recording object.
-  RunInfo info;
-  info.command = command_line(o, p.spec);
-  info.host = local_hostname();
-  info.device_selection = o.dev.device;
-  info.tags = {{"gemm.command", "run"}};
-  auto run = lab::GemmRun::begin(*store, *exec, std::move(info));
-  if (!run) {
-    io.err << "wattlab: " << run.error().message() << "\n";
-    return kExitFailure;
-  }
-  if (!exec->simulated()) {
-    auto flusher = std::make_shared<StoreFlusher>(exec->meter(), *store, (*run)->id());
-    (*run)->on_end([flusher] { flusher->finish(); });
-  }
+  GemmRecording run(*exec, *store, {o.dev.device, command_line(o, p.spec), {{"gemm.command", "run"}}}, io);
+  // Ctrl-C or SIGTERM: the run ends with 128 + the signal, then the process ends by the signal.
+  StopSignal stop([&run, &io](int sig) { end_by_signal(run.recording(), sig, io.err); });
   // A single point is a sweep of its own: its id names the run.
-  plan.sweep_id = fmt::format("run-{}", (*run)->id());
+  plan.sweep_id = fmt::format("run-{}", run.run_id());
   io.err << fmt::format("measuring {} {}x{}x{} seed {}: warm-up {}, window {} s{}\n", p.engine_label, shape.m, shape.n,
                         shape.k, o.seed,
                         protocol.warmup ? fmt::format("{}..{} s", protocol.first_warmup_min_s, protocol.warmup_max_s)
                                         : std::string("none"),
                         protocol.window_s, exec->simulated() ? " (SIMULATED time)" : "");
-  auto outcome = lab::run_sweep(plan, plan.points, *exec, *store, (*run)->id(), protocol, nullptr);
+  auto outcome = run.measure(plan, plan.points, {protocol});
   if (!outcome) {
     io.err << "wattlab gemm run: " << outcome.error().message() << "\n";
-    (*run)->end(kExitFailure);
     return outcome.error().kind == ErrorKind::invalid_argument ? kExitUsage : kExitFailure;
   }
-  auto rec = store->load_run((*run)->id());
-  if (!rec || rec->windows.empty()) {
-    io.err << "wattlab: the point's window is not in the store"
-           << (rec ? std::string() : ": " + rec.error().message()) << "\n";
-    (*run)->end(kExitFailure);
+  const auto stored = run.stored_points();
+  if (stored.empty()) {
+    io.err << "wattlab: the point's window is not in the store\n";
+    run.end(kExitFailure);
     return kExitFailure;
   }
-  auto point = GemmPointRecord::decode(rec->windows.back());
-  if (!point) {
-    io.err << "wattlab: " << point.error().message() << "\n";
-    (*run)->end(kExitFailure);
-    return kExitFailure;
-  }
-  const WindowResult& w = rec->windows.back();
-  report::print_point_result(io.out, w, *point, engine, exec->simulated());
-  const bool failed = report::accuracy(point->counts, engine, exec->simulated()).verdict == report::Accuracy::fail;
+  const StoredGemmPoint& point = stored.back();
+  report::print_point_result(io.out, point.window, point.point, engine, exec->simulated());
+  const bool failed =
+      report::accuracy(point.point.counts, engine, exec->simulated()).verdict == report::Accuracy::fail;
   const int rc = failed ? kExitFailure : kExitOk;
-  (*run)->end(rc);
+  run.end(rc);
   if (!o.json.empty()) {
-    auto final_rec = store->load_run((*run)->id());
+    auto final_rec = store->load_run(run.run_id());
     std::ofstream f(o.json);
-    f << run_to_json_string(final_rec ? *final_rec : *rec) << "\n";
+    if (final_rec) report::print_run(f, *final_rec, report::Format::json);
+    else io.err << "wattlab: " << final_rec.error().message() << "\n";
     if (!f) io.err << "wattlab: could not write " << o.json << "\n";
   }
-  io.out << fmt::format("stored as run {} (one gemm_point window) in {}\n", (*run)->id(), o.db);
+  io.out << fmt::format("stored as run {} (one gemm_point window) in {}\n", run.run_id(), o.db);
   if (failed) io.err << "wattlab gemm run: the GEMM output failed its accuracy check (stored anyway)\n";
   return rc;
 }

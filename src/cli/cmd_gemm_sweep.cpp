@@ -10,10 +10,8 @@
 #include "gemm_commands.h"
 #include "gemm_executor.h"
 #include "gemm_options.h"
+#include "gemm_recording.h"
 #include "stop_signal.h"
-#include "store_flusher.h"
-#include "wattlab/lab/gemm_run.h"
-#include "wattlab/lab/runner.h"
 #include "wattlab/lab/sweep_stop.h"
 #include "wattlab/report/gemm_text.h"
 
@@ -136,22 +134,10 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
     return kExitOk;
   }
 
-  // Run lifecycle (begin, background reading flush, end): one block, for the recording object.
-  RunInfo info;
-  info.command = command_line(o);
-  info.host = local_hostname();
-  info.device_selection = o.dev.device;
-  info.tags = {{"gemm.command", o.name}, {"gemm.sweep", plan.sweep_id}, {"gemm.plan_points", std::to_string(total)}};
-  auto run = lab::GemmRun::begin(*store, *exec, std::move(info));
-  if (!run) {
-    io.err << "wattlab: " << run.error().message() << "\n";
-    return kExitFailure;
-  }
-  if (!exec->simulated()) {
-    auto flusher = std::make_shared<StoreFlusher>(exec->meter(), *store, (*run)->id());
-    (*run)->on_end([flusher] { flusher->finish(); });
-  }
-
+  GemmRecording run(*exec, *store,
+                    {o.dev.device, command_line(o),
+                     {{"gemm.command", o.name}, {"gemm.sweep", plan.sweep_id}, {"gemm.plan_points", std::to_string(total)}}},
+                    io);
   // Stop between points: a signal, or the time budget. Time is the executor's: virtual on the
   // SIMULATED one.
   StopSignal stop_signal;
@@ -166,29 +152,22 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
   const double per_point_s = estimate_s / static_cast<double>(rest.size());
   lab::Progress progress(io.err, lab::Progress::stderr_is_tty(), total, total - rest.size(), per_point_s,
                          exec->simulated());
-  auto outcome = lab::run_sweep(plan, rest, *exec, *store, (*run)->id(), protocol, &progress, nullptr, o.max_points,
-                                [&] { return stop(); });
-  auto rec = store->load_run((*run)->id());
+  auto outcome = run.measure(plan, rest, {protocol, &progress, o.max_points, [&] { return stop(); }});
   std::vector<GemmPointRecord> points;
-  for (const auto& w : rec ? rec->windows : std::vector<WindowResult>{}) {
-    auto p = GemmPointRecord::decode(w);
-    if (p) points.push_back(std::move(*p));
-    else io.err << "wattlab: " << p.error().message() << "\n";
-  }
+  for (auto& p : run.stored_points()) points.push_back(std::move(p.point));
   if (!points.empty()) report::print_results_table(io.out, points, exec->simulated());
-  const std::size_t now_done = total - rest.size() + (rec ? rec->windows.size() : 0);
+  const std::size_t now_done = total - rest.size() + points.size();
   if (!outcome) {
     io.err << fmt::format("wattlab gemm {}: {}\n  {} of {} points are stored; run the same command again to resume\n",
                           o.name, outcome.error().message(), now_done, total);
-    (*run)->end(kExitFailure);
     return kExitFailure;
   }
   report::print_sweep_end(io.out, {&*outcome, stop.why(), now_done, total, o.max_points,
                                    report::failed_accuracy(points, exec->simulated()), o.db, plan.sweep_id,
                                    exec->simulated()});
   const int rc = outcome->stopped && stop.why() == lab::SweepStop::Why::signal ? 130 : kExitOk;
-  (*run)->end(rc);
-  io.out << fmt::format("stored as run {} in {}\n", (*run)->id(), o.db);
+  run.end(rc);
+  io.out << fmt::format("stored as run {} in {}\n", run.run_id(), o.db);
   return rc;
 }
 

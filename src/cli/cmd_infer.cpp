@@ -9,16 +9,34 @@
 #include "cli.h"
 #include "device_options.h"
 #include "stop_signal.h"
-#include "store_flusher.h"
 #include "wattlab/core/error.h"
 #include "wattlab/infer/serve_bench.h"
-#include "wattlab/meter/meter.h"
+#include "wattlab/record/recording.h"
+#include "wattlab/report/sensors_text.h"
 #include "wattlab/report/serve_bench_text.h"
 #include "wattlab/store/serve_bench_record.h"
-#include "wattlab/store/store.h"
 
 namespace wattlab::cli {
 namespace {
+
+// The benchmark's windows as windows of the run's recording: stored as their results become final.
+class RecordingWindows final : public infer::BenchWindows {
+ public:
+  explicit RecordingWindows(Recording& rec) : rec_(rec) {}
+  WindowId open(std::string_view name) override { return rec_.open(name); }
+  void close(WindowId id) override { rec_.close(id); }
+  WindowId add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns) override {
+    return rec_.add_window(name, t_begin_ns, t_end_ns);
+  }
+  WindowResult result(WindowId id) override { return rec_.result(id); }
+  void annotate(WindowId id, const std::map<std::string, std::string>& labels,
+                const std::map<std::string, double>& counts) override {
+    rec_.annotate(id, labels, counts);
+  }
+
+ private:
+  Recording& rec_;
+};
 
 struct ServeBenchArgs {
   DeviceOptions dev;
@@ -49,59 +67,34 @@ int serve_bench(const ServeBenchArgs& o, Io& io) {
   if (!o.metrics_url.empty()) infer::split_url(o.metrics_url);
   const auto requests = infer::repeat_requests(infer::load_request_set(o.requests), o.repeat);
 
-  // Run lifecycle (sensors, begin, meter, background reading flush; stop, store, end below): one
-  // block each side of the measurement, for the recording object.
-  OpenedSensors opened = open_sensors(o.dev.backend());
-  io.err << "wattlab infer serve-bench: " << describe(opened);
-  auto store = Store::open(o.db);
-  if (!store) {
-    io.err << "wattlab: " << store.error().message() << "\n";
-    return kExitFailure;
+  RecordingOptions ro;
+  ro.devices = o.dev.backend();
+  ro.db = o.db;
+  ro.command = {"wattlab", "infer", "serve-bench", "--requests", o.requests, "--url", o.server.base_url,
+                "--model", o.server.model, "--batch-cap", std::to_string(o.batch_cap)};
+  ro.meter.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
+  ro.tags = user_tags;
+  ServeBenchRunTags{o.server.model, o.task, o.batch_cap}.encode(ro.tags);
+  ro.on_note = [&io](std::string_view n) { io.err << "wattlab infer serve-bench: " << n << "\n"; };
+  Recording rec(std::move(ro));
+  io.err << "wattlab infer serve-bench: " << report::describe_backends(rec.opened());
+  if (!rec.start()) io.err << "wattlab infer serve-bench: warning: some sensors have not answered within 10 s\n";
+  infer::ServeBenchMeasurement m;
+  {
+    // Ctrl-C or SIGTERM: the run ends with 128 + the signal and what was measured so far, then the
+    // process ends by the signal.
+    StopSignal stop([&rec, &io](int sig) { end_by_signal(rec, sig, io.err); });
+    RecordingWindows windows(rec);
+    infer::ServeBenchOptions bench{o.server, {o.rate, o.seed}, o.batch_cap, o.requests, o.metrics_url, rec.simulated()};
+    m = infer::measure_serve_bench(windows, rec.clock(), requests, bench);
+    rec.set_tag(kServeBenchRequestsFailedTag, std::to_string(m.result.requests.size() - m.result.succeeded.size()));
+    rec.end(kExitOk);
   }
-  auto& clock = MonotonicClock::instance();
-  RunInfo info;
-  info.command = {"wattlab", "infer", "serve-bench", "--requests", o.requests, "--url", o.server.base_url,
-                  "--model", o.server.model, "--batch-cap", std::to_string(o.batch_cap)};
-  info.host = local_hostname();
-  info.start_utc = utc_iso8601(std::chrono::system_clock::now());
-  info.start_t_ns = clock.now_ns();
-  info.simulated = opened.simulated();
-  info.device_selection = o.dev.device;
-  for (const auto& s : opened.sensors) info.devices.push_back({s->backend(), s->properties()});
-  info.tags = user_tags;
-  info.tags.emplace("model", o.server.model);
-  info.tags.emplace("task", o.task);
-  info.tags["batch"] = std::to_string(o.batch_cap);
-  info.tags["workload"] = "llm";
-  auto run_id = store->begin_run(info);
-  if (!run_id) {
-    io.err << "wattlab: " << run_id.error().message() << "\n";
-    return kExitFailure;
-  }
-  MeterOptions mopt;
-  mopt.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
-  Meter meter(std::move(opened.sensors), clock, mopt);
-  store->add_domains(*run_id, meter.domains());
-  meter.start();
-  if (!meter.wait_first_reads(std::chrono::seconds(10)))
-    io.err << "wattlab infer serve-bench: warning: some sensors have not answered within 10 s\n";
-  StoreFlusher flusher(meter, *store, *run_id);
-
-  infer::ServeBenchOptions bench{o.server, {o.rate, o.seed}, o.batch_cap, o.requests, o.metrics_url, info.simulated};
-  infer::ServeBenchMeasurement m = infer::measure_serve_bench(meter, clock, requests, bench);
   infer::BenchResult& r = m.result;
-
-  meter.stop();
-  flusher.finish();
-  store->append_events(*run_id, meter.events());
-  store->add_window(*run_id, m.whole);
-  if (m.steady) store->add_window(*run_id, *m.steady);
-  store->set_run_tag(*run_id, kServeBenchRequestsFailedTag, std::to_string(r.requests.size() - r.succeeded.size()));
-  store->end_run(*run_id, clock.now_ns(), 0);
-  r.run_id = *run_id;
+  r.run_id = rec.run_id();
 
   report::print_serve_bench(io.out, r);
-  io.out << fmt::format("stored as run {} in {}\n", *run_id, o.db);
+  io.out << fmt::format("stored as run {} in {}\n", rec.run_id(), o.db);
   if (!o.json.empty()) {
     std::ofstream f(o.json);
     f << infer::bench_to_json(r) << "\n";

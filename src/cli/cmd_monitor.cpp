@@ -1,5 +1,6 @@
 // wattlab monitor: live per-domain power, energy and telemetry. Redraws in place on a terminal,
-// plain lines otherwise; --jsonl streams one JSON object per update (docs/export.md).
+// plain lines otherwise; --format json (or --json, --jsonl) streams one JSON object per update
+// (docs/export.md). Both renderers live in src/report (monitor_text.h, monitor_json.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,10 +11,12 @@
 
 #include "cli.h"
 #include "device_options.h"
+#include "format_option.h"
 #include "stop_signal.h"
 #include "wattlab/export/live.h"
 #include "wattlab/export/monitor.h"
 #include "wattlab/record/recording.h"
+#include "wattlab/report/monitor_json.h"
 #include "wattlab/report/monitor_text.h"
 #include "wattlab/report/sensors_text.h"
 
@@ -24,7 +27,7 @@ struct MonitorOptions {
   DeviceOptions dev;
   int interval_ms = 1000;
   double duration_s = 0;
-  bool jsonl = false;
+  FormatChoice format;  // text (redrawn on a terminal) or json (JSON lines)
   bool virtual_clock = false;
 };
 
@@ -40,7 +43,8 @@ int monitor(const MonitorOptions& o, Io& io) {
   Recording rec(std::move(ro));
   io.err << "wattlab monitor: " << report::describe_backends(rec.opened());
   if (rec.domain_count() == 0) return kExitFailure;
-  const bool redraw = !o.jsonl && &io.out == &std::cout && isatty(STDOUT_FILENO);
+  const bool jsonl = o.format.format == report::Format::json;
+  const bool redraw = !jsonl && &io.out == &std::cout && isatty(STDOUT_FILENO);
   const int64_t interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
   const int64_t duration_ns = static_cast<int64_t>(o.duration_s * 1e9);
 
@@ -63,8 +67,8 @@ int monitor(const MonitorOptions& o, Io& io) {
       break;
     }
     const MonitorUpdate u = view.update(live.sample());
-    if (o.jsonl) {
-      io.out << monitor_json_line(u) << "\n";
+    if (jsonl) {
+      io.out << report::monitor_json_line(u) << "\n";
     } else {
       const auto lines = report::monitor_lines(u);
       // Back to the first line of the previous update, clear to the end, draw again.
@@ -87,14 +91,23 @@ int monitor(const MonitorOptions& o, Io& io) {
 
 void register_monitor(CLI::App& app, Action& action) {
   auto opts = std::make_shared<MonitorOptions>();
-  auto* sub = app.add_subcommand("monitor", "Live per-domain power, energy and telemetry (or JSON lines with --jsonl)");
+  auto* sub = app.add_subcommand("monitor", "Live per-domain power, energy and telemetry (or JSON lines with --format json)");
   add_device_options(*sub, opts->dev);
   sub->add_option("--interval-ms", opts->interval_ms, "time between updates in ms")
       ->check(CLI::Range(10, 3'600'000))
       ->capture_default_str();
   sub->add_option("--duration-s", opts->duration_s, "stop after this many seconds (default: until Ctrl-C)")
       ->check(CLI::Range(0.0, 1e9));
-  sub->add_flag("--jsonl", opts->jsonl, "one JSON object per update on stdout (schema wattlab.monitor/1, docs/export.md)");
+  // Before --format: CLI11 runs option callbacks in definition order, so --format sees it.
+  sub->add_flag_callback(
+      "--jsonl",
+      [opts] {
+        opts->format.format = report::Format::json;
+        opts->format.given = true;
+      },
+      "one JSON object per update on stdout (schema wattlab.monitor/1, docs/export.md): --format json");
+  add_format_option(sub, opts->format, {report::Format::text, report::Format::json},
+                    "json: one object per update (JSON lines)");
   sub->add_flag("--virtual-clock", opts->virtual_clock,
                 "run the simulated device on virtual time, as fast as possible (tests; needs --device sim and --duration-s)");
   sub->callback([opts, &action] { action = [opts](Io& io) { return monitor(*opts, io); }; });

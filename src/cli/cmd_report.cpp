@@ -12,12 +12,11 @@
 
 #include "cli.h"
 #include "format_option.h"
-#include "run_summary.h"
 #include "wattlab/report/gemm_analysis.h"
 #include "wattlab/report/gemm_plot_files.h"
 #include "wattlab/report/gemm_tables.h"
 #include "wattlab/report/html_report.h"
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_report.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::cli {
@@ -187,8 +186,7 @@ int report(const ReportOptions& o, Io& io) {
   }
   if (!o.html.empty() || o.format.format == Format::html)
     return emit_html(report::html_report(*store, *id), o.html, "run " + std::to_string(*id), io);
-  if (o.format.format == Format::json) io.out << run_to_json_string(*rec) << "\n";
-  else print_run_summary(io.out, *rec);
+  report::print_run(io.out, *rec, o.format.format);
   return kExitOk;
 }
 

@@ -18,8 +18,8 @@
 #include "device_options.h"
 #include "wattlab/record/marks_recorder.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/run_text.h"
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_report.h"
+#include "wattlab/report/sensors_text.h"
 
 extern char** environ;
 
@@ -115,10 +115,10 @@ int run_command(const RunOptions& o, Io& io) {
   }
   auto stored = rec.store().load_run(rec.run_id());
   if (stored) {
-    report::print_run_summary(io.err, *stored);
+    report::print_run(io.err, *stored, report::Format::text);
     if (!o.json.empty()) {
       std::ofstream f(o.json);
-      f << run_to_json_string(*stored) << "\n";
+      report::print_run(f, *stored, report::Format::json);
       if (!f) io.err << "wattlab: could not write " << o.json << "\n";
     }
   } else {

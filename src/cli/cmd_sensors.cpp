@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "device_options.h"
-#include "gpu_load.h"
 #include "stop_signal.h"
 #include "wattlab/core/units.h"
+#include "wattlab/lab/gpu_load.h"
 #include "wattlab/record/recording.h"
 #include "wattlab/report/characterize.h"
 #include "wattlab/report/sensors_text.h"
@@ -29,22 +29,6 @@ struct SensorsOptions {
   std::string json;
   std::string db = "wattlab.db";
   std::string sim_load = "step 600W 3600s";
-};
-
-// The CUDA kernel seen as a DeviceLoad.
-class KernelLoad final : public DeviceLoad {
- public:
-  explicit KernelLoad(std::unique_ptr<gpu_load::FmaLoad> k) : k_(std::move(k)) {}
-  std::string describe() const override { return k_->describe(); }
-  bool simulated() const override { return false; }
-  Status prepare() override { return wrap(k_->prepare(error_)); }
-  Status start(int64_t dur_ns) override { return wrap(k_->start(dur_ns, error_)); }
-  Status finish(std::string& report) override { return wrap(k_->finish(report, error_)); }
-
- private:
-  Status wrap(bool ok) const { return ok ? Status{} : Status{Error{ErrorKind::unavailable, error_}}; }
-  std::unique_ptr<gpu_load::FmaLoad> k_;
-  std::string error_;
 };
 
 std::string property(const Sensor& s, const std::string& key) {
@@ -68,10 +52,9 @@ std::vector<CharacterizeTarget> characterize_targets(std::vector<SensorPtr>& sen
       } else if (sensor->backend() == "sim") {
         loads.push_back(make_sim_load(*sensor, i, o.sim_load));
       } else if (sensor->backend() == "nvml") {
-        std::string error;
-        auto k = gpu_load::FmaLoad::open(d.uuid, property(*sensor, d.id + ".pci_bus_id"), error);
-        if (k) loads.push_back(std::make_unique<KernelLoad>(std::move(k)));
-        else t.no_load_reason = "no load available: " + error;
+        auto k = lab::FmaLoad::open(d.uuid, property(*sensor, d.id + ".pci_bus_id"));
+        if (k) loads.push_back(std::move(*k));
+        else t.no_load_reason = "no load available: " + k.error().what;
       } else {
         t.no_load_reason = "no built-in load for " + sensor->backend() + " domains";
       }
@@ -120,14 +103,7 @@ int characterize_sensors(const SensorsOptions& o, Io& io) {
   rec.start();
   // Ctrl-C or SIGTERM: the run ends with 128 + the signal and what was read so far, then the
   // process ends by the signal as before.
-  StopSignal stop([&rec, &io](int sig) {
-    try {
-      rec.end(128 + sig);
-    } catch (const WattlabError& e) {
-      io.err << "wattlab: " << e.what() << "\n";
-    }
-    StopSignal::exit_by(sig);
-  });
+  StopSignal stop([&rec, &io](int sig) { end_by_signal(rec, sig, io.err); });
   CharacterizeHooks hooks;
   hooks.progress = [&](std::string_view line) { io.err << "wattlab sensors --characterize: " << line << "\n"; };
   hooks.record = [&](std::size_t target, const Reading& r) {

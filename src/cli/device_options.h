@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/report/sensors_text.h"
 #include "wattlab/sensors/registry.h"
 
 namespace CLI {
@@ -29,8 +28,5 @@ struct DeviceOptions {
 };
 
 void add_device_options(CLI::App& sub, DeviceOptions& o);
-
-// What opened: report::describe_backends (the name the CLI files use).
-inline std::string describe(const OpenedSensors& s) { return report::describe_backends(s); }
 
 }  // namespace wattlab::cli

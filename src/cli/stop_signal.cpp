@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ostream>
+
+#include "wattlab/record/recording.h"
 
 namespace wattlab::cli {
 namespace {
@@ -88,6 +91,15 @@ void StopSignal::exit_by(int signal) {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   ::raise(signal);
   ::_exit(128 + signal);
+}
+
+void end_by_signal(Recording& rec, int signal, std::ostream& err) {
+  try {
+    rec.end(128 + signal);
+  } catch (const WattlabError& e) {
+    err << "wattlab: " << e.what() << "\n";
+  }
+  StopSignal::exit_by(signal);
 }
 
 }  // namespace wattlab::cli

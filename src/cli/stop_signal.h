@@ -6,10 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <string>
+#include <iosfwd>
 #include <thread>
 
-#include "wattlab/record/host.h"
+namespace wattlab {
+class Recording;
+}
+
 
 namespace wattlab::cli {
 
@@ -34,7 +37,8 @@ class StopSignal {
   std::thread watcher_;
 };
 
-// This machine's name (wattlab::host_name), under the name the CLI files use.
-inline std::string local_hostname() { return host_name(); }
+// For a StopSignal's on_signal: ends `rec` with 128 + `signal` (what went wrong storing it goes to
+// `err`), then ends the process by the signal.
+[[noreturn]] void end_by_signal(Recording& rec, int signal, std::ostream& err);
 
 }  // namespace wattlab::cli

@@ -76,7 +76,7 @@ std::vector<BenchRequest> repeat_requests(const std::vector<BenchRequest>& base,
   return out;
 }
 
-ServeBenchMeasurement measure_serve_bench(Meter& meter, Clock& clock, std::span<const BenchRequest> requests,
+ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, std::span<const BenchRequest> requests,
                                           const ServeBenchOptions& o) {
   ServeBenchMeasurement m;
   BenchResult& r = m.result;
@@ -92,11 +92,11 @@ ServeBenchMeasurement measure_serve_bench(Meter& meter, Clock& clock, std::span<
     scraper = std::make_unique<MetricsScraper>(o.metrics_url, clock);
     scraper->start();
   }
-  const WindowId whole = meter.open("serve-bench");
+  const WindowId whole = windows.open("serve-bench");
   const int64_t t0 = clock.now_ns();
   r.requests = run_load(requests, o.server, o.load, clock);
   r.bench_dur_s = static_cast<double>(clock.now_ns() - t0) * 1e-9;
-  meter.close(whole);
+  windows.close(whole);
   if (scraper) scraper->stop();
 
   for (const auto& t : r.requests)
@@ -114,10 +114,11 @@ ServeBenchMeasurement measure_serve_bench(Meter& meter, Clock& clock, std::span<
     }
   }
   WindowEnergy energy;
+  std::optional<WindowId> steady;
   if (window.found) {
     // The span is known only now: read its energy off the timeline as a window with past edges.
-    const WindowId id = meter.add_window("steady", window.t_begin_ns, window.t_end_ns);
-    m.steady = meter.wait_result(id, std::chrono::seconds(5));
+    steady = windows.add_window("steady", window.t_begin_ns, window.t_end_ns);
+    m.steady = windows.result(*steady);
     energy = summed_energy(*m.steady, r.energy_domains);
   } else {
     energy.issue = "no steady-state window";
@@ -125,11 +126,15 @@ ServeBenchMeasurement measure_serve_bench(Meter& meter, Clock& clock, std::span<
   r.steady = account_steady_state(r.succeeded, window, energy, server_running);
   r.latency = summarize_latency(r.succeeded);
   r.tokens = reconcile_tokens(r.succeeded);
-  m.whole = meter.wait_result(whole, std::chrono::seconds(5));
+  m.whole = windows.result(whole);
 
   const double failed = static_cast<double>(r.requests.size() - r.succeeded.size());
   ServeBenchWholeRecord{static_cast<double>(r.requests.size()), failed}.encode(m.whole);
-  if (m.steady) steady_record(r, o.batch_cap, server_running).encode(*m.steady);
+  windows.annotate(whole, m.whole.labels, m.whole.counts);
+  if (m.steady) {
+    steady_record(r, o.batch_cap, server_running).encode(*m.steady);
+    windows.annotate(*steady, m.steady->labels, m.steady->counts);
+  }
   return m;
 }
 

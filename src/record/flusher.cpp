@@ -2,16 +2,8 @@
 
 #include <chrono>
 #include <exception>
-#include <vector>
 
 namespace wattlab {
-
-Status flush_readings(Meter& meter, Store& store, RunId run) {
-  std::vector<TimedReading> batch;
-  meter.drain_readings(batch);
-  if (batch.empty()) return {};
-  return store.append_readings(run, batch);
-}
 
 Flusher::Flusher(std::function<void()> flush, int64_t interval_ns, std::function<void(std::string_view)> on_error)
     : flush_(std::move(flush)), on_error_(std::move(on_error)) {

@@ -6,24 +6,15 @@
 #include <array>
 #include <cmath>
 
+#include "wattlab/core/error.h"
 #include "wattlab/report/gemm_analysis.h"  // param_number: "2^-5" and "0xFF" are numbers too
+#include "wattlab/store/gemm_point_record.h"
 
 namespace wattlab::report {
 namespace {
 
 constexpr std::array<const char*, 8> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                              "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string label_or(const WindowResult& w, const char* key, const char* fallback) {
-  auto it = w.labels.find(key);
-  return it == w.labels.end() || it->second.empty() ? fallback : it->second;
-}
-
-std::optional<double> count(const WindowResult& w, const char* key) {
-  auto it = w.counts.find(key);
-  if (it == w.counts.end()) return std::nullopt;
-  return it->second;
-}
 
 Plot sweep_plot(const GemmSweep& sw, bool simulated, const char* what, const char* y_label, bool energy) {
   Plot p;
@@ -62,22 +53,29 @@ Plot sweep_plot(const GemmSweep& sw, bool simulated, const char* what, const cha
 std::vector<GemmSweep> gemm_sweeps(const RunRecord& run) {
   std::vector<GemmSweep> sweeps;
   for (const auto& w : run.windows) {
-    if (label_or(w, "kind", "") != "gemm_point") continue;
-    const auto exp = label_or(w, "experiment", "(no experiment)");
-    const auto param = label_or(w, "param", "(no param)");
+    if (!is_gemm_point(w)) continue;
+    auto rec = GemmPointRecord::decode(w);
+    if (!rec) {
+      Error e = rec.error();
+      e.what = fmt::format("run {}: {}", run.run_id, e.what);
+      throw WattlabError(std::move(e));
+    }
+    const GemmPointRecord& point = *rec;
+    const std::string& exp = point.experiment;
+    const std::string& param = point.param;
     auto sw = std::find_if(sweeps.begin(), sweeps.end(), [&](auto& s) { return s.experiment == exp && s.param == param; });
     if (sw == sweeps.end()) {
       sweeps.push_back({exp, param, true, {}, {}});
       sw = sweeps.end() - 1;
     }
-    const auto engine = label_or(w, "engine", "(no engine)");
+    const std::string& engine = point.engine;
     auto en = std::find_if(sw->engines.begin(), sw->engines.end(), [&](auto& e) { return e.first == engine; });
     if (en == sw->engines.end()) {
       sw->engines.push_back({engine, {}});
       en = sw->engines.end() - 1;
     }
-    GemmPoint pt{w.name, label_or(w, "param_value", ""), 0, count(w, "energy_per_gemm_j"),
-                 count(w, "energy_per_gemm_u_j"), count(w, "mean_power_w"), count(w, "tflops")};
+    const GemmPointCounts& c = point.counts;
+    GemmPoint pt{w.name, point.param_value, 0, c.energy_per_gemm_j, c.energy_per_gemm_u_j, c.mean_power_w, c.tflops};
     en->second.push_back(std::move(pt));
   }
   for (auto& sw : sweeps) {

@@ -2,27 +2,7 @@
 
 #include <utility>
 
-namespace wattlab::store_detail {
-namespace {
-
-Error bad_column(std::string_view column, std::string_view why) {
-  return Error{ErrorKind::parse, "stored column " + std::string(column) + " is malformed: " + std::string(why),
-               "the database was changed by something other than wattlab; re-record the run"};
-}
-
-// nlohmann reports type mismatches with exceptions; they stop here, as Errors.
-template <class T, class F>
-Result<T> decode(std::string_view text, std::string_view column, F&& f) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad_column(column, "not JSON");
-  try {
-    return f(j);
-  } catch (const Json::exception& e) {
-    return bad_column(column, e.what());
-  }
-}
-
-}  // namespace
+namespace wattlab::store_json {
 
 Json strings_to_json(const std::vector<std::string>& strings) {
   Json j = Json::array();
@@ -57,6 +37,30 @@ Json sensor_model_to_json(const SensorModel& model) {
               {"unseen_power_w", model.unseen_power_w},
               {"source", model.source}};
 }
+
+}  // namespace wattlab::store_json
+
+namespace wattlab::store_detail {
+namespace {
+
+Error bad_column(std::string_view column, std::string_view why) {
+  return Error{ErrorKind::parse, "stored column " + std::string(column) + " is malformed: " + std::string(why),
+               "the database was changed by something other than wattlab; re-record the run"};
+}
+
+// nlohmann reports type mismatches with exceptions; they stop here, as Errors.
+template <class T, class F>
+Result<T> decode(std::string_view text, std::string_view column, F&& f) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return bad_column(column, "not JSON");
+  try {
+    return f(j);
+  } catch (const Json::exception& e) {
+    return bad_column(column, e.what());
+  }
+}
+
+}  // namespace
 
 Result<std::vector<std::string>> strings_from_json(std::string_view text, std::string_view column) {
   return decode<std::vector<std::string>>(text, column, [](const Json& j) {

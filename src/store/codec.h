@@ -1,5 +1,5 @@
-// JSON forms of the structured columns (command, devices, sensor model, issues). The same
-// functions build those parts of the exported run JSON, so the file and the export agree.
+// The structured columns (command, devices, sensor model, issues) read back from their JSON
+// forms; the encoders are public (wattlab/store/column_json.h: the run's JSON renderer uses them).
 #pragma once
 #include <string>
 #include <string_view>
@@ -10,15 +10,17 @@
 #include "wattlab/core/error.h"
 #include "wattlab/meter/estimator.h"
 #include "wattlab/sensors/sensor.h"
+#include "wattlab/store/column_json.h"
 #include "wattlab/store/run_record.h"
 
 namespace wattlab::store_detail {
 
-using Json = nlohmann::ordered_json;
-
-Json strings_to_json(const std::vector<std::string>& strings);
-Json devices_to_json(const std::vector<DeviceProperties>& devices);
-Json sensor_model_to_json(const SensorModel& model);
+using store_json::Json;
+using store_json::strings_to_json;
+using store_json::devices_to_json;
+using store_json::sensor_model_to_json;
+using store_json::kTelemetryFields;
+using store_json::kClockEventReasonsField;
 
 // Decoders report a malformed column as ErrorKind::parse naming the column; they never throw.
 Result<std::vector<std::string>> strings_from_json(std::string_view text, std::string_view column);

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "telemetry_fields.h"
+#include "codec.h"
 
 namespace wattlab::store_detail {
 namespace {

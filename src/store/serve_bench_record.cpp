@@ -10,6 +10,11 @@ namespace wattlab {
 namespace {
 
 constexpr const char* kPhase = "phase";
+constexpr const char* kBatch = "batch";
+constexpr const char* kModel = "model";
+constexpr const char* kTask = "task";
+constexpr const char* kWorkload = "workload";
+constexpr const char* kWorkloadLlm = "llm";
 constexpr const char* kWhole = "whole";
 constexpr const char* kStable = "serve_bench.stable";
 constexpr const char* kFlags = "serve_bench.flags";
@@ -24,7 +29,7 @@ struct NumberLabel {
   bool exact;
 };
 constexpr std::array<NumberLabel, 7> kNumbers{{
-    {"batch", &SteadyWindowRecord::batch, true},
+    {kBatch, &SteadyWindowRecord::batch, true},
     {"avg_batch_size", &SteadyWindowRecord::avg_batch_size, false},
     {"median_itl_ms", &SteadyWindowRecord::median_itl_ms, false},
     {"p90_itl_ms", &SteadyWindowRecord::p90_itl_ms, false},
@@ -88,6 +93,13 @@ Result<ServeBenchWholeRecord> ServeBenchWholeRecord::decode(const WindowResult& 
   r.requests_failed = f.count(kRequestsFailed);
   if (f.failed()) return f.error();
   return r;
+}
+
+void ServeBenchRunTags::encode(std::map<std::string, std::string>& tags) const {
+  tags.emplace(kModel, model);
+  tags.emplace(kTask, task);
+  tags[kBatch] = std::to_string(batch_cap);
+  tags[kWorkload] = kWorkloadLlm;
 }
 
 }  // namespace wattlab

@@ -9,7 +9,6 @@
 #include "codec.h"
 #include "schema.h"
 #include "store_impl.h"
-#include "telemetry_fields.h"
 
 namespace wattlab {
 

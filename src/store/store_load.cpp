@@ -6,7 +6,6 @@
 #include "codec.h"
 #include "schema.h"
 #include "store_impl.h"
-#include "telemetry_fields.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab {

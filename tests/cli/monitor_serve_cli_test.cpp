@@ -57,6 +57,33 @@ TEST(MonitorCli, JsonlOnTheVirtualClockFollowsTheSimulatedTruth) {
   EXPECT_EQ(n, 8) << r.out;
 }
 
+// The JSON lines of an output (stderr is merged into it by shell()).
+std::string json_lines(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, lines;
+  while (std::getline(in, line))
+    if (line.rfind("{", 0) == 0) lines += line + "\n";
+  return lines;
+}
+
+// --format json (and its shorthand --json) is --jsonl: the same lines, byte for byte.
+TEST(MonitorCli, FormatJsonIsJsonLines) {
+  const std::string base = wattlab_bin() + " monitor --device sim --sim-workload 'step 300W 60s' --virtual-clock "
+                                           "--duration-s 1 --interval-ms 250";
+  const auto jsonl = shell(base + " --jsonl");
+  ASSERT_EQ(jsonl.rc, 0) << jsonl.out;
+  const std::string lines = json_lines(jsonl.out);
+  ASSERT_EQ(lines.rfind("{\"schema\":\"wattlab.monitor/1\"", 0), 0u) << jsonl.out;
+  for (const char* flag : {" --format json", " --json", " --jsonl --format json"}) {
+    const auto r = shell(base + flag);
+    ASSERT_EQ(r.rc, 0) << flag << r.out;
+    EXPECT_EQ(json_lines(r.out), lines) << flag;
+  }
+  EXPECT_EQ(json_lines(shell(base).out), "");
+  EXPECT_EQ(shell(base + " --jsonl --format text").rc, 2);
+  EXPECT_EQ(shell(base + " --format md").rc, 2);
+}
+
 TEST(MonitorCli, PlainLinesSaySimulatedAndUnits) {
   const auto r = shell(wattlab_bin() + " monitor --device sim --sim-workload 'step 300W 60s' --virtual-clock "
                        "--duration-s 1 --interval-ms 500");

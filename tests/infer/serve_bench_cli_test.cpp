@@ -7,6 +7,7 @@
 
 #include "cli/shell.h"
 #include "infer/fake_openai_server.h"
+#include "wattlab/record/host.h"
 #include "wattlab/store/serve_bench_record.h"
 #include "wattlab/store/store.h"
 
@@ -103,6 +104,23 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   EXPECT_FALSE(steady->flags.empty());
   ASSERT_TRUE(steady->median_itl_ms);
   EXPECT_EQ(run->info.tags.at(kServeBenchRequestsFailedTag), "3");
+  // The run itself, through wattlab::Recording: this host, the command line, the device
+  // selection and the configuration tags, ended with status 0 and its readings flushed.
+  EXPECT_EQ(run->info.host, host_name());
+  const std::vector<std::string> command{"wattlab", "infer", "serve-bench", "--requests", req.string(), "--url",
+                                         srv.base_url(), "--model", "fake", "--batch-cap", "4"};
+  EXPECT_EQ(run->info.command, command);
+  EXPECT_EQ(run->info.device_selection, "sim");
+  EXPECT_TRUE(run->info.simulated);
+  EXPECT_FALSE(run->info.devices.empty());
+  EXPECT_EQ(run->info.tags.at("model"), "fake");
+  EXPECT_EQ(run->info.tags.at("task"), "chat");
+  EXPECT_EQ(run->info.tags.at("batch"), "4");
+  EXPECT_EQ(run->info.tags.at("workload"), "llm");
+  ASSERT_TRUE(run->complete());
+  EXPECT_EQ(run->exit_status, 0);
+  EXPECT_GT(run->reading_count, 0);
+  EXPECT_FALSE(run->domains.empty());
 }
 
 TEST(ServeBenchCli, BadInputExitsTwo) {

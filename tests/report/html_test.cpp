@@ -103,8 +103,14 @@ TEST(GemmSweeps, PowersOfTwoAndHexArePlottedByValue) {
   for (const char* v : {"2^4", "2^-1", "0x10"}) {
     WindowResult w;
     w.name = std::string("gemm_point ") + v;
-    w.labels = {{"kind", "gemm_point"}, {"experiment", "E1"}, {"param", "std"}, {"engine", "bf16"}, {"param_value", v}};
-    w.counts = {{"energy_per_gemm_j", 1.0}};
+    GemmPointRecord p;
+    p.experiment = "E1";
+    p.engine = "bf16";
+    p.m = p.n = p.k = 64;
+    p.param = "std";
+    p.param_value = v;
+    p.counts.energy_per_gemm_j = 1.0;
+    p.encode(w);
     run.windows.push_back(w);
   }
   const auto sweeps = gemm_sweeps(run);
@@ -115,4 +121,25 @@ TEST(GemmSweeps, PowersOfTwoAndHexArePlottedByValue) {
   EXPECT_DOUBLE_EQ(pts[0].x, 0.5);
   EXPECT_DOUBLE_EQ(pts[1].x, 16);
   EXPECT_DOUBLE_EQ(pts[2].x, 16);
+}
+
+// A gemm_point window that does not decode is an error naming it, never a point with made-up labels.
+TEST(GemmSweeps, AMalformedPointIsAnErrorNamingIt) {
+  RunRecord run;
+  run.run_id = 7;
+  WindowResult w;
+  w.name = "gemm_point 3";
+  w.labels = {{"kind", "gemm_point"}, {"experiment", "E1"}, {"engine", "bf16"}};
+  run.windows.push_back(w);
+  try {
+    gemm_sweeps(run);
+    FAIL() << "no error";
+  } catch (const WattlabError& e) {
+    EXPECT_NE(std::string(e.what()).find("run 7: gemm_point window 'gemm_point 3'"), std::string::npos) << e.what();
+  }
+  WindowResult other;
+  other.name = "step";
+  RunRecord no_points;
+  no_points.windows.push_back(other);
+  EXPECT_TRUE(gemm_sweeps(no_points).empty());
 }

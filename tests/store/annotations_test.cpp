@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "store/store_fixtures.h"
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_json.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab {
@@ -53,7 +53,7 @@ TEST(StoreAnnotations, TagsCountsAndLabelsRoundTrip) {
   EXPECT_EQ(loaded->windows[0].counts, annotated_window(1).counts);
   EXPECT_EQ(loaded->windows[0].labels, annotated_window(1).labels);
 
-  const auto json = run_to_json(*loaded);
+  const auto json = report::run_to_json(*loaded);
   EXPECT_EQ(json["tags"]["batch"], "128");
   EXPECT_EQ(json["windows"][0]["counts"]["tokens"], 51200.0);
   EXPECT_EQ(json["windows"][0]["labels"]["engine"], "bf16");

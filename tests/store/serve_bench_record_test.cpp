@@ -127,5 +127,18 @@ TEST(SteadyWindowRecord, MalformedLabelsSayWhatIsWrong) {
             "serve-bench window 'serve-bench': count 'requests_failed' is missing");
 }
 
+// The run's configuration tags: the user's own model and task stay; batch and workload are the
+// benchmark's; the steady window decodes its batch over them as diagnose reads it.
+TEST(ServeBenchRunTags, SetTheConfigurationOverTheUsersTags) {
+  std::map<std::string, std::string> tags{{"task", "gpqa"}, {"batch", "99"}, {"gpu", "H200"}};
+  ServeBenchRunTags{"llama-8b", "serve-bench", 16}.encode(tags);
+  const std::map<std::string, std::string> expected{
+      {"model", "llama-8b"}, {"task", "gpqa"}, {"batch", "16"}, {"workload", "llm"}, {"gpu", "H200"}};
+  EXPECT_EQ(tags, expected);
+  auto steady = SteadyWindowRecord::decode(tags, {});
+  ASSERT_TRUE(steady) << steady.error().message();
+  EXPECT_EQ(steady->batch, 16);
+}
+
 }  // namespace
 }  // namespace wattlab

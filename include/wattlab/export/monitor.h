@@ -1,5 +1,6 @@
 // What `wattlab monitor` shows per update: per-domain rows computed from successive meter
-// snapshots, and their JSON-lines form (schema "wattlab.monitor/1", docs/export.md).
+// snapshots. Its renderers live with the reports: wattlab/report/monitor_text.h (the terminal)
+// and wattlab/report/monitor_json.h (JSON lines, schema "wattlab.monitor/1", docs/export.md).
 #pragma once
 #include <optional>
 #include <string>
@@ -45,8 +46,5 @@ class MonitorView {
   uint64_t seq_ = 0;
   std::vector<std::optional<std::pair<int64_t, double>>> prev_;  // (energy_t_ns, energy_j) per domain
 };
-
-// One JSON object, no newline.
-std::string monitor_json_line(const MonitorUpdate& update);
 
 }  // namespace wattlab

@@ -1,11 +1,13 @@
 // The serve-bench measurement (docs/serve-bench.md): drive an OpenAI-compatible server with a
 // request set inside a meter window, find the study's steady-state window, read its energy off the
-// meter's timeline, and account it per token and per request. The caller owns the run: it starts
-// the meter before, and stops it and stores the windows after.
+// meter's timeline, and account it per token and per request. The caller owns the run and its
+// windows (BenchWindows: the CLI's wattlab::Recording, which stores them as they become final).
 #pragma once
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wattlab/infer/bench_result.h"
@@ -24,15 +26,31 @@ struct ServeBenchOptions {
   bool simulated = false;    // the meter reads the simulated GPU
 };
 
+// The windows of the run the benchmark is measured in, on the meter's timeline: opened and closed
+// around the load, added with past edges once the steady state is known, and annotated with what
+// each held (its record's labels and counts).
+class BenchWindows {
+ public:
+  virtual ~BenchWindows() = default;
+  virtual WindowId open(std::string_view name) = 0;
+  virtual void close(WindowId id) = 0;
+  virtual WindowId add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns) = 0;
+  // The window's final result (waiting for the timeline to cover its end), with its annotations.
+  virtual WindowResult result(WindowId id) = 0;
+  virtual void annotate(WindowId id, const std::map<std::string, std::string>& labels,
+                        const std::map<std::string, double>& counts) = 0;
+};
+
 struct ServeBenchMeasurement {
   BenchResult result;
   WindowResult whole;                  // the whole benchmark: a ServeBenchWholeRecord
   std::optional<WindowResult> steady;  // the steady-state window: a SteadyWindowRecord
 };
 
-// Sends `requests` (run_load) between a meter window's edges; `meter` runs on `clock` and is left
-// running. Failed requests are in the result and in no statistic.
-ServeBenchMeasurement measure_serve_bench(Meter& meter, Clock& clock, std::span<const BenchRequest> requests,
+// Sends `requests` (run_load) between the edges of a window "serve-bench"; the meter behind
+// `windows` runs on `clock` and is left running. Failed requests are in the result and in no
+// statistic.
+ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, std::span<const BenchRequest> requests,
                                           const ServeBenchOptions& o);
 
 // The energy of the GPU domains (gpu:N) of `w` summed as the study sums GPUs, or of every domain

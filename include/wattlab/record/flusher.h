@@ -8,14 +8,7 @@
 #include <string_view>
 #include <thread>
 
-#include "wattlab/core/error.h"
-#include "wattlab/meter/meter.h"
-#include "wattlab/store/store.h"
-
 namespace wattlab {
-
-// Drains the meter's readings sampled since the last call into `run`.
-Status flush_readings(Meter& meter, Store& store, RunId run);
 
 class Flusher {
  public:

@@ -1,6 +1,6 @@
-// GEMM sweep plots from a run's windows. The GEMM lab stores each measurement point as a window
-// labelled kind=gemm_point, experiment, engine, param (the swept parameter's name) and
-// param_value, with counts energy_per_gemm_j, energy_per_gemm_u_j, mean_power_w and tflops.
+// GEMM sweep plots from a run's windows. The GEMM lab stores each measurement point as a
+// gemm_point window, read here through its codec (GemmPointRecord, wattlab/store/gemm_point_record.h):
+// the experiment, engine, swept parameter and its value, energy per GEMM, mean power, TFLOP/s.
 #pragma once
 #include <optional>
 #include <string>
@@ -29,7 +29,8 @@ struct GemmSweep {
 };
 
 // Every (experiment, param) swept in `run`, in order of first appearance; empty when the run
-// has no gemm_point windows.
+// has no gemm_point windows. Throws WattlabError (parse) for a gemm_point window that does not
+// decode, naming the run and the window (as gemm_measurements does).
 std::vector<GemmSweep> gemm_sweeps(const RunRecord& run);
 
 // Energy per GEMM (J, with the point's uncertainty as error bars) and mean power (W) against the

@@ -1,6 +1,6 @@
 // The terminal form of `wattlab monitor` updates: one line per domain, every number with its unit.
-// (The JSON-lines form is monitor_json_line, beside the update's computation in src/export; this
-// file reads only the plain MonitorUpdate data of that header and links nothing of export.)
+// (The JSON-lines form: monitor_json.h. Both read only the plain MonitorUpdate data of
+// wattlab/export/monitor.h and link nothing of export.)
 #pragma once
 #include <string>
 #include <vector>

@@ -5,6 +5,7 @@
 // name is spelled here only. Windows recorded with `wattlab run --marks` carry the same names
 // when the command sets them (docs/marks.md).
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,18 @@ struct ServeBenchWholeRecord {
   void encode(WindowResult& w) const;
   // Errors (parse): phase is not "whole", or a count is missing.
   static Result<ServeBenchWholeRecord> decode(const WindowResult& w);
+};
+
+// The run tags of a serving benchmark: the configuration its windows share, which `wattlab
+// diagnose` reads over the steady window's labels (model, task, batch, workload).
+struct ServeBenchRunTags {
+  std::string model;  // the served model's name
+  std::string task;   // what the requests are ("serve-bench" unless the user names it)
+  int batch_cap = 0;  // the server's batch cap B, stored as the configuration's batch
+
+  // Sets them on `tags` over what is there, except that a model or task already in `tags` (the
+  // user's own --tag) stays.
+  void encode(std::map<std::string, std::string>& tags) const;
 };
 
 // The run tag with the number of failed requests.

@@ -1,12 +1,26 @@
-// The TelemetrySummary fields by name, listed once: the window_domains columns, their SQL and
-// the JSON export all follow this list, so a new field cannot be stored but not exported.
+// The JSON forms of the store's structured columns (command, devices, sensor model) and the
+// TelemetrySummary fields by name, listed once: the store's columns and the run's JSON renderer
+// (wattlab/report/run_json.h) both follow them, so the file and the export agree, and a new
+// telemetry field cannot be stored but not exported.
 #pragma once
 #include <array>
 #include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "wattlab/meter/window.h"
+#include "wattlab/sensors/sensor.h"
+#include "wattlab/store/run_record.h"
 
-namespace wattlab::store_detail {
+namespace wattlab::store_json {
+
+using Json = nlohmann::ordered_json;
+
+Json strings_to_json(const std::vector<std::string>& strings);
+Json devices_to_json(const std::vector<DeviceProperties>& devices);
+Json sensor_model_to_json(const SensorModel& model);
 
 struct TelemetryField {
   const char* name;  // column and JSON key; carries the unit
@@ -32,4 +46,4 @@ inline constexpr std::array<TelemetryField, 14> kTelemetryFields{{
 // The one integer field, kept apart: a bitmask must not pass through a double.
 inline constexpr const char* kClockEventReasonsField = "clock_event_reasons_seen";
 
-}  // namespace wattlab::store_detail
+}  // namespace wattlab::store_json

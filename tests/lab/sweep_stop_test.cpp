@@ -1,88 +1,18 @@
-// The run a GEMM command stores its points in (GemmRun), the sweep's stop rule (SweepStop) and the
-// accuracy check (check_accuracy), on the SIMULATED executor and a scripted one.
-#include "wattlab/lab/gemm_run.h"
+// The sweep's stop rule (SweepStop) and the accuracy check (check_accuracy, on a scripted
+// executor). The run a GEMM command stores its points in: tests/cli/gemm_recording_test.cpp.
+#include "wattlab/lab/sweep_stop.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
+#include <optional>
 
-#include "lab/temp_db.h"
 #include "wattlab/lab/accuracy_check.h"
-#include "wattlab/lab/sim_executor.h"
-#include "wattlab/lab/sweep_stop.h"
 
 namespace wattlab::lab {
 namespace {
-
-using Db = test::TempDb;
-
-GemmSpec spec() {
-  GemmSpec s;
-  s.engine = Engine::bf16;
-  s.m = s.n = s.k = 64;
-  s.recipe_a = s.recipe_b = "normal(mean=0, std=1)";
-  return s;
-}
-
-TEST(GemmRun, BeginsWithTheExecutorsFactsAndEndsOnce) {
-  Db db;
-  auto store = Store::open(db.path);
-  ASSERT_TRUE(store);
-  auto exec = make_sim_executor({spec()});
-  ASSERT_TRUE(exec) << exec.error().message();
-  RunInfo info;
-  info.command = {"wattlab", "gemm", "run"};
-  info.host = "node-1";
-  info.device_selection = "sim";
-  info.tags = {{"gemm.command", "run"}};
-  RunId id = 0;
-  int stops = 0;
-  {
-    auto run = GemmRun::begin(*store, **exec, info);
-    ASSERT_TRUE(run) << run.error().message();
-    id = (*run)->id();
-    (*run)->on_end([&] { ++stops; });
-    auto p = (*exec)->prepare(spec(), 0.05);
-    ASSERT_TRUE(p);
-    ASSERT_TRUE((*exec)->launch(10));
-    ASSERT_TRUE((*exec)->synchronize());
-    (*run)->end(3);
-    (*run)->end(0);  // idempotent: the first status stays
-  }
-  EXPECT_EQ(stops, 1);
-  auto rec = store->load_run(id);
-  ASSERT_TRUE(rec);
-  EXPECT_TRUE(rec->info.simulated);
-  EXPECT_EQ(rec->info.host, "node-1");
-  EXPECT_EQ(rec->info.command, info.command);
-  EXPECT_EQ(rec->info.tags.at("gemm.command"), "run");
-  EXPECT_EQ(rec->info.tags.at("gemm.executor"), (*exec)->description());
-  EXPECT_EQ(rec->info.devices.size(), (*exec)->devices().size());
-  EXPECT_EQ(rec->domains.size(), (*exec)->meter().domains().size());
-  EXPECT_EQ(rec->exit_status, 3);
-  EXPECT_GT(rec->reading_count, 0);  // the last drain stored the readings left in the meter
-}
-
-TEST(GemmRun, ARunTheCommandDidNotEndEndsAsFailed) {
-  Db db;
-  auto store = Store::open(db.path);
-  ASSERT_TRUE(store);
-  auto exec = make_sim_executor({spec()});
-  ASSERT_TRUE(exec);
-  RunId id = 0;
-  {
-    auto run = GemmRun::begin(*store, **exec, RunInfo{});
-    ASSERT_TRUE(run);
-    id = (*run)->id();
-  }
-  auto rec = store->load_run(id);
-  ASSERT_TRUE(rec);
-  EXPECT_TRUE(rec->complete());
-  EXPECT_EQ(rec->exit_status, 1);
-}
 
 TEST(SweepStop, ASignalStopsFirstThenTheBudget) {
   TimeModel m;

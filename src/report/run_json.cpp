@@ -1,13 +1,12 @@
 // The exported run JSON. Its shape is a promise to users: docs/json-output.md describes each key.
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_json.h"
 
-#include "codec.h"
-#include "telemetry_fields.h"
+#include "wattlab/store/column_json.h"
 
-namespace wattlab {
+namespace wattlab::report {
 namespace {
 
-using store_detail::Json;
+using store_json::Json;
 
 template <class T>
 Json opt(const std::optional<T>& v) {
@@ -16,8 +15,8 @@ Json opt(const std::optional<T>& v) {
 
 Json telemetry_json(const TelemetrySummary& t) {
   Json j = Json::object();
-  for (const auto& f : store_detail::kTelemetryFields) j[f.name] = opt(t.*(f.member));
-  j[store_detail::kClockEventReasonsField] = opt(t.clock_event_reasons_seen);
+  for (const auto& f : store_json::kTelemetryFields) j[f.name] = opt(t.*(f.member));
+  j[store_json::kClockEventReasonsField] = opt(t.clock_event_reasons_seen);
   return j;
 }
 
@@ -37,7 +36,7 @@ Json domain_energy_json(const DomainEnergy& d) {
               {"peak_power_w", when(d.peak_power_w)},
               {"cross_check", std::move(cross)},
               {"readings_used", d.readings_used},
-              {"issues", store_detail::strings_to_json(d.issues)},
+              {"issues", store_json::strings_to_json(d.issues)},
               {"telemetry", telemetry_json(d.telemetry)}};
 }
 
@@ -64,7 +63,7 @@ Json domain_json(std::size_t index, const Domain& d) {
               {"scope", d.scope},
               {"parent", d.parent.empty() ? Json(nullptr) : Json(d.parent)},
               {"simulated", d.simulated},
-              {"sensor_model", store_detail::sensor_model_to_json(d.model)}};
+              {"sensor_model", store_json::sensor_model_to_json(d.model)}};
 }
 
 Json event_json(const MeterEvent& e) {
@@ -87,7 +86,7 @@ nlohmann::ordered_json run_to_json(const RunRecord& run) {
               {"wattlab_version", run.wattlab_version},
               {"simulated", info.simulated},
               {"state", std::string(run.state())},
-              {"command", store_detail::strings_to_json(info.command)},
+              {"command", store_json::strings_to_json(info.command)},
               {"host", info.host},
               {"start_utc", info.start_utc},
               {"start_t_ns", info.start_t_ns},
@@ -95,7 +94,7 @@ nlohmann::ordered_json run_to_json(const RunRecord& run) {
               {"dur_s", opt(run.dur_s())},
               {"exit_status", opt(run.exit_status)},
               {"device_selection", info.device_selection},
-              {"devices", store_detail::devices_to_json(info.devices)},
+              {"devices", store_json::devices_to_json(info.devices)},
               {"tags", info.tags},
               {"domains", std::move(domains)},
               {"windows", std::move(windows)},
@@ -112,4 +111,4 @@ std::string run_to_json_string(const RunRecord& run, int indent) {
   return run_to_json(run).dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-}  // namespace wattlab
+}  // namespace wattlab::report

@@ -1,11 +1,18 @@
-#include "wattlab/store/run_json.h"
+#include "wattlab/report/run_json.h"
+
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "store/store_fixtures.h"
+#include "wattlab/report/run_report.h"
+#include "wattlab/report/run_text.h"
 
 namespace wattlab {
 namespace {
+
+using report::run_to_json;
+using report::run_to_json_string;
 
 RunRecord sample_record() {
   RunRecord r;
@@ -111,6 +118,20 @@ TEST(RunJson, StringFormParsesBackAndSurvivesBadUtf8) {
   auto back = nlohmann::json::parse(one_line);
   EXPECT_EQ(back["schema"], "wattlab.run/1");
   EXPECT_EQ(back["command"].size(), r.info.command.size());
+}
+
+// --format picks the renderer: the text summary, or the JSON document and a newline.
+TEST(PrintRun, FormatPicksTheRenderer) {
+  const RunRecord r = sample_record();
+  std::ostringstream text, json, summary;
+  report::print_run(text, r, report::Format::text);
+  report::print_run_summary(summary, r);
+  EXPECT_EQ(text.str(), summary.str());
+  report::print_run(json, r, report::Format::json);
+  EXPECT_EQ(json.str(), run_to_json_string(r) + "\n");
+  std::ostringstream none;
+  EXPECT_THROW(report::print_run(none, r, report::Format::markdown), WattlabError);
+  EXPECT_EQ(none.str(), "");
 }
 
 }  // namespace
