@@ -143,12 +143,45 @@ void WindowLog::write(const WindowPlan& p, const WindowResult& r) {
       m != nullptr && m->available ? num(m->uncertainty_j) : "", m != nullptr ? quoted(m->estimator) : "",
       num(poll.mem_instant_j, 9), num(poll.mem_average_j, 9),
       num(p.ref_j, 9), num(p.ref_u_j), p.ref_kind, num(p.ref_alt_j, 9)};
+  store(p, r, poll, ctr_j);
   if (f.size() != std::size(kColumns)) throw std::logic_error("WindowLog: a row does not match the CSV header");
   for (std::size_t i = 0; i < f.size(); ++i) csv_ << (i > 0 ? "," : "") << f[i];
   csv_ << "\n";
   csv_.flush();
   ++rows_;
   if (!r.final) ++provisional_;
+}
+
+void WindowLog::store(const WindowPlan& p, const WindowResult& r, const PollIntegral& poll, double ctr_j) {
+  if (recording_ == nullptr || store_failed_) return;
+  WindowResult w = r;
+  w.labels = {{"half", half_}, {"part", p.part}, {"level", p.level}, {"set", p.set}, {"role", p.role},
+              {"wl_api", p.wl_api}};
+  if (!p.ref_kind.empty()) w.labels["ref_kind"] = p.ref_kind;
+  w.counts["repeat"] = p.repeat;
+  auto count = [&](const char* key, double v) {
+    if (std::isfinite(v)) w.counts[key] = v;
+  };
+  count("planned_s", p.planned_s);
+  count("shift_ms", p.shift_ms);
+  count("work_units", p.work_units);
+  count("busy_s", p.busy_s);
+  count("ref_j", p.ref_j);
+  count("ref_u_j", p.ref_u_j);
+  count("ref_alt_j", p.ref_alt_j);
+  count("ctr_edges_j", ctr_j);
+  count("poll_usage_j", poll.usage_j);
+  count("poll_instant_j", poll.instant_j);
+  count("mem_poll_instant_j", poll.mem_instant_j);
+  count("mem_poll_average_j", poll.mem_average_j);
+  try {
+    recording_->store_window(w);
+  } catch (const std::exception& e) {
+    // The CSV goes on: a store that fails once is not written again (its error is printed once).
+    store_failed_ = true;
+    std::fprintf(stderr, "meter_validate: storing window '%s' failed, no more windows are stored: %s\n", p.name.c_str(),
+                 e.what());
+  }
 }
 
 }  // namespace wattlab::device
