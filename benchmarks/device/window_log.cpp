@@ -32,7 +32,7 @@ std::string num(double v, int digits = 6) {
   return buf;
 }
 
-std::string quoted(const std::string& s) {
+std::string csv_quoted(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
   for (char ch : s) {
@@ -126,21 +126,21 @@ void WindowLog::write(const WindowPlan& p, const WindowResult& r) {
   const bool g_ok = g != nullptr && g->available;
   const auto& tel = g != nullptr ? g->telemetry : TelemetrySummary{};
   std::vector<std::string> f = {
-      half_, p.part, p.level, p.set, p.role, std::to_string(p.repeat), quoted(p.name), std::to_string(a),
+      half_, p.part, p.level, p.set, p.role, std::to_string(p.repeat), csv_quoted(p.name), std::to_string(a),
       std::to_string(b), num(dur_s, 9), num(p.planned_s), num(p.shift_ms), num(p.shift_actual_ms), num(p.work_units, 9),
       num(p.busy_s, 9),
       p.wl_api, r.final ? "final" : "provisional", g_ok ? "1" : "0", g_ok ? num(g->energy_j, 9) : "",
-      g_ok ? num(g->uncertainty_j) : "", g_ok ? num(g->systematic_j) : "", g != nullptr ? quoted(to_string(g->estimator)) : "",
+      g_ok ? num(g->uncertainty_j) : "", g_ok ? num(g->systematic_j) : "", g != nullptr ? csv_quoted(to_string(g->estimator)) : "",
       g_ok ? num(g->mean_power_w) : "", g_ok ? num(g->peak_power_w) : "",
-      g != nullptr && g->cross_check_j ? num(*g->cross_check_j, 9) : "", g != nullptr ? quoted(to_string(g->cross_check_estimator)) : "",
+      g != nullptr && g->cross_check_j ? num(*g->cross_check_j, 9) : "", g != nullptr ? csv_quoted(to_string(g->cross_check_estimator)) : "",
       tel.power_capped_fraction ? num(*tel.power_capped_fraction) : "",
       tel.mean_sm_clock_mhz ? num(*tel.mean_sm_clock_mhz) : "",
-      g != nullptr ? quoted(joined(g->issues)) : quoted("no domain " + gpu_domain_ + " in the result"),
+      g != nullptr ? csv_quoted(joined(g->issues)) : csv_quoted("no domain " + gpu_domain_ + " in the result"),
       num(ctr_j, 9), num(ctr_read_ms), num(ctr_offset_ms),
       num(poll.usage_j, 9), num(poll.instant_j, 9), std::to_string(poll.samples), num(poll.capped_share),
       num(poll.sm_clock_mhz),
-      quoted(mem_status), m != nullptr && m->available ? num(m->energy_j, 9) : "",
-      m != nullptr && m->available ? num(m->uncertainty_j) : "", m != nullptr ? quoted(to_string(m->estimator)) : "",
+      csv_quoted(mem_status), m != nullptr && m->available ? num(m->energy_j, 9) : "",
+      m != nullptr && m->available ? num(m->uncertainty_j) : "", m != nullptr ? csv_quoted(to_string(m->estimator)) : "",
       num(poll.mem_instant_j, 9), num(poll.mem_average_j, 9),
       num(p.ref_j, 9), num(p.ref_u_j), p.ref_kind, num(p.ref_alt_j, 9)};
   store(p, r, poll, ctr_j);
