@@ -8,7 +8,9 @@
 // bursts, duty cycles). Levels (--levels): below, near and at the power cap, chosen without
 // changing any GPU setting. Writes windows-<half>.csv (one row per window), state-<half>.json
 // (GPU state at start and end, the levels, the plan, what was skipped) and trace-<half>.csv (every
-// poll); python/bench/meter_validate.py makes the tables.
+// poll); python/bench/meter_validate.py makes the tables. With --db it also stores the meter's
+// readings and every window (labels and references as in the CSV) as one run of a wattlab store,
+// for `wattlab report --holdout` (docs/holdout.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -27,6 +30,7 @@
 #include "validate_context.h"
 #include "wattlab/core/clock.h"
 #include "wattlab/marks.h"
+#include "wattlab/record/recording.h"
 #include "wattlab/sensors/registry.h"
 
 namespace {
@@ -75,6 +79,40 @@ void write_trace(const std::string& path, const std::vector<PollSample>& polls) 
     f << s.t_ns << "," << v(s.usage_w) << "," << v(s.instant_w) << "," << v(s.mem_instant_w) << "," << v(s.mem_average_w)
       << "," << v(s.sm_clock_mhz) << "," << (s.reasons_ok ? std::to_string(s.reasons) : std::string()) << "\n";
   if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+// The meter's options: the defaults, with the counter read at --counter-interval-ms. A counter
+// read costs 3-15 ms on the H200, so a shorter interval gets a CPU share that pays for it
+// (10 ms a read), and the sampler's totals grow by the same.
+wattlab::MeterOptions meter_options(const Options& o) {
+  wattlab::MeterOptions m;
+  m.counter_interval_ns = wattlab::device::s_to_ns(o.counter_interval_ms * 1e-3);
+  if (o.counter_interval_ms < 1000) {
+    const double share = 0.010 / (o.counter_interval_ms * 1e-3);
+    m.sampler_cpu_share += share - m.counter_cpu_share;
+    m.sampler_thread_cpu_share += share - m.counter_cpu_share;
+    m.counter_cpu_share = share;
+  }
+  return m;
+}
+
+// One run in the store at --db over the program's meter: readings every 500 ms (the recording's
+// flush thread), windows as WindowLog writes them.
+std::unique_ptr<wattlab::Recording> start_recording(const Options& o, wattlab::Meter& meter,
+                                                    std::vector<wattlab::DeviceProperties> devices,
+                                                    std::vector<std::string> argv) {
+  wattlab::RecordingOptions ro;
+  ro.db = o.db;
+  ro.devices.device = "nvml";
+  ro.command = std::move(argv);
+  ro.tags = {{"meter_validate.half", o.half},
+             {"meter_validate.parts", o.parts},
+             {"meter_validate.build_commit", WATTLAB_BUILD_COMMIT},
+             {"meter_validate.counter_interval_ms", fmt_len(o.counter_interval_ms)}};
+  ro.on_note = [](std::string_view note) { std::fprintf(stderr, "meter_validate: store: %.*s\n", static_cast<int>(note.size()), note.data()); };
+  auto rec = std::make_unique<wattlab::Recording>(meter, std::move(devices), false, std::move(ro));
+  rec->start();
+  return rec;
 }
 
 }  // namespace
@@ -127,6 +165,10 @@ int main(int argc, char** argv) {
   app.add_option("--memory-load-s", o.memory_load_s, "HBM copy phase between its edges")->check(CLI::Range(1.0, 120.0))->capture_default_str();
   app.add_option("--copy-mib", o.copy_mib, "bytes per copy, MiB")->check(CLI::Range(16.0, 32768.0))->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms, "power polling interval, ms")->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  app.add_option("--db", o.db, "also store the meter's readings and every window as one run of this wattlab store");
+  app.add_option("--counter-interval-ms", o.counter_interval_ms,
+                 "the meter's energy-counter interval (100: every update, for wattlab report --holdout)")
+      ->check(CLI::Range(100.0, 10000.0))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const std::set<std::string> level_names = {"below", "near", "cap"};
@@ -196,7 +238,9 @@ int main(int argc, char** argv) {
     auto opened = wattlab::open_sensors(bo);
     for (const auto& s : opened.statuses) state["backends"].push_back({{"backend", s.backend}, {"loaded", s.loaded}, {"detail", s.detail}});
     if (opened.sensors.empty()) throw std::runtime_error("no NVML sensor opened for " + counter.uuid());
-    wattlab::Meter meter(std::move(opened.sensors), wattlab::MonotonicClock::instance());
+    std::vector<wattlab::DeviceProperties> devices;
+    for (const auto& s : opened.sensors) devices.push_back({s->backend(), s->properties()});
+    wattlab::Meter meter(std::move(opened.sensors), wattlab::MonotonicClock::instance(), meter_options(o));
     std::string gpu_domain, mem_domain;
     for (const auto& d : meter.domains()) {
       state["domains"].push_back({{"id", d.id}, {"scope", d.scope}, {"uuid", d.uuid}, {"parent", d.parent}});
@@ -209,6 +253,14 @@ int main(int argc, char** argv) {
     meter.start();
     if (!meter.wait_first_reads(std::chrono::seconds(10))) std::printf("warning: not every reading was read within 10 s\n");
     WindowLog log(meter, poller, gpu_domain, mem_domain, o.out_dir + "/windows-" + o.half + ".csv", o.half);
+    // Declared after the meter: destroyed first (a run left unended is ended as abandoned).
+    std::unique_ptr<wattlab::Recording> recording;
+    if (!o.db.empty()) {
+      recording = start_recording(o, meter, std::move(devices), std::vector<std::string>(argv, argv + argc));
+      log.store_into(recording.get());
+      state["db"] = {{"path", o.db}, {"run_id", recording->run_id()}};
+      std::printf("storing readings and windows in %s, run %lld\n", o.db.c_str(), static_cast<long long>(recording->run_id()));
+    }
     Context c(o, meter, counter, poller, log, loads, t_start);
     c.power_limit_w = enforced_power_limit_w(counter);
     std::printf("%s %s, power limit %.1f W, meter domains %s and %s\n", loads.cap->device_name().c_str(), counter.uuid().c_str(),
@@ -238,6 +290,7 @@ int main(int argc, char** argv) {
     for (const auto& [k, v] : poller.status()) state["poller_status"][k] = v;
     meter.stop();
     poller.stop();
+    if (recording) recording->end(stop_requested() ? 143 : 0);  // the last readings, the run's end
     const double wall_s = static_cast<double>(wattlab::marks::monotonic_ns() - t_start) * 1e-9;
     state["wall_s"] = wall_s;
     state["meter_events"] = json::array();

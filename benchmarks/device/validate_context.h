@@ -60,6 +60,13 @@ struct Options {
   double memory_load_s = 4;
   double copy_mib = 2048;
   double poll_ms = 10;
+  // The run's store: the meter's readings and every window (with the CSV row's labels and
+  // references) go into one run of a wattlab SQLite store, so `wattlab report --holdout` can
+  // re-estimate windows from the readings afterwards. Empty: no store.
+  std::string db;
+  // The meter's energy-counter interval. At the update period (100 ms) the store holds every
+  // counter update, the truth a hold-out check hides and re-estimates (docs/holdout.md).
+  double counter_interval_ms = 1000;
 };
 
 // An edge on a counter update: the counter read until its value changed.

@@ -32,7 +32,7 @@ std::string num(double v, int digits = 6) {
   return buf;
 }
 
-std::string quoted(const std::string& s) {
+std::string csv_quoted(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
   for (char ch : s) {
@@ -126,29 +126,62 @@ void WindowLog::write(const WindowPlan& p, const WindowResult& r) {
   const bool g_ok = g != nullptr && g->available;
   const auto& tel = g != nullptr ? g->telemetry : TelemetrySummary{};
   std::vector<std::string> f = {
-      half_, p.part, p.level, p.set, p.role, std::to_string(p.repeat), quoted(p.name), std::to_string(a),
+      half_, p.part, p.level, p.set, p.role, std::to_string(p.repeat), csv_quoted(p.name), std::to_string(a),
       std::to_string(b), num(dur_s, 9), num(p.planned_s), num(p.shift_ms), num(p.shift_actual_ms), num(p.work_units, 9),
       num(p.busy_s, 9),
       p.wl_api, r.final ? "final" : "provisional", g_ok ? "1" : "0", g_ok ? num(g->energy_j, 9) : "",
-      g_ok ? num(g->uncertainty_j) : "", g_ok ? num(g->systematic_j) : "", g != nullptr ? quoted(g->estimator) : "",
+      g_ok ? num(g->uncertainty_j) : "", g_ok ? num(g->systematic_j) : "", g != nullptr ? csv_quoted(to_string(g->estimator)) : "",
       g_ok ? num(g->mean_power_w) : "", g_ok ? num(g->peak_power_w) : "",
-      g != nullptr && g->cross_check_j ? num(*g->cross_check_j, 9) : "", g != nullptr ? quoted(g->cross_check_estimator) : "",
+      g != nullptr && g->cross_check_j ? num(*g->cross_check_j, 9) : "", g != nullptr ? csv_quoted(to_string(g->cross_check_estimator)) : "",
       tel.power_capped_fraction ? num(*tel.power_capped_fraction) : "",
       tel.mean_sm_clock_mhz ? num(*tel.mean_sm_clock_mhz) : "",
-      g != nullptr ? quoted(joined(g->issues)) : quoted("no domain " + gpu_domain_ + " in the result"),
+      g != nullptr ? csv_quoted(joined(g->issues)) : csv_quoted("no domain " + gpu_domain_ + " in the result"),
       num(ctr_j, 9), num(ctr_read_ms), num(ctr_offset_ms),
       num(poll.usage_j, 9), num(poll.instant_j, 9), std::to_string(poll.samples), num(poll.capped_share),
       num(poll.sm_clock_mhz),
-      quoted(mem_status), m != nullptr && m->available ? num(m->energy_j, 9) : "",
-      m != nullptr && m->available ? num(m->uncertainty_j) : "", m != nullptr ? quoted(m->estimator) : "",
+      csv_quoted(mem_status), m != nullptr && m->available ? num(m->energy_j, 9) : "",
+      m != nullptr && m->available ? num(m->uncertainty_j) : "", m != nullptr ? csv_quoted(to_string(m->estimator)) : "",
       num(poll.mem_instant_j, 9), num(poll.mem_average_j, 9),
       num(p.ref_j, 9), num(p.ref_u_j), p.ref_kind, num(p.ref_alt_j, 9)};
+  store(p, r, poll, ctr_j);
   if (f.size() != std::size(kColumns)) throw std::logic_error("WindowLog: a row does not match the CSV header");
   for (std::size_t i = 0; i < f.size(); ++i) csv_ << (i > 0 ? "," : "") << f[i];
   csv_ << "\n";
   csv_.flush();
   ++rows_;
   if (!r.final) ++provisional_;
+}
+
+void WindowLog::store(const WindowPlan& p, const WindowResult& r, const PollIntegral& poll, double ctr_j) {
+  if (recording_ == nullptr || store_failed_) return;
+  WindowResult w = r;
+  w.labels = {{"half", half_}, {"part", p.part}, {"level", p.level}, {"set", p.set}, {"role", p.role},
+              {"wl_api", p.wl_api}};
+  if (!p.ref_kind.empty()) w.labels["ref_kind"] = p.ref_kind;
+  w.counts["repeat"] = p.repeat;
+  auto count = [&](const char* key, double v) {
+    if (std::isfinite(v)) w.counts[key] = v;
+  };
+  count("planned_s", p.planned_s);
+  count("shift_ms", p.shift_ms);
+  count("work_units", p.work_units);
+  count("busy_s", p.busy_s);
+  count("ref_j", p.ref_j);
+  count("ref_u_j", p.ref_u_j);
+  count("ref_alt_j", p.ref_alt_j);
+  count("ctr_edges_j", ctr_j);
+  count("poll_usage_j", poll.usage_j);
+  count("poll_instant_j", poll.instant_j);
+  count("mem_poll_instant_j", poll.mem_instant_j);
+  count("mem_poll_average_j", poll.mem_average_j);
+  try {
+    recording_->store_window(w);
+  } catch (const std::exception& e) {
+    // The CSV goes on: a store that fails once is not written again (its error is printed once).
+    store_failed_ = true;
+    std::fprintf(stderr, "meter_validate: storing window '%s' failed, no more windows are stored: %s\n", p.name.c_str(),
+                 e.what());
+  }
 }
 
 }  // namespace wattlab::device

@@ -12,6 +12,7 @@
 #include "direct_counter.h"
 #include "nvml_poller.h"
 #include "wattlab/meter/meter.h"
+#include "wattlab/record/recording.h"
 
 namespace wattlab::device {
 
@@ -55,12 +56,18 @@ class WindowLog {
   void flush();
   // Waits for the rest until `until_ns` and writes everything, provisional results marked so.
   void finish(int64_t until_ns);
+  // Every row written from now on is also stored as a window of `recording`'s run, its CSV
+  // fields as labels and counts (docs/results/meter-validation-h200.md, "The store").
+  void store_into(Recording* recording) { recording_ = recording; }
   int rows() const { return rows_; }
   int provisional_rows() const { return provisional_; }
 
  private:
   void write(const WindowPlan& p, const WindowResult& r);
+  void store(const WindowPlan& p, const WindowResult& r, const PollIntegral& poll, double ctr_j);
   Meter& meter_;
+  Recording* recording_ = nullptr;
+  bool store_failed_ = false;
   const NvmlPoller& poller_;
   std::string gpu_domain_, mem_domain_, half_;
   std::ofstream csv_;

@@ -4,35 +4,48 @@
 #   a: levels (idle; below, near and at the power cap: steady phases with windows of 0.05-10 s
 #      inside), short (isolated bursts of 0.05-2 s), memory (HBM copies: the memory domain);
 #   b: levels (again: this machine's reference rates), edges (an idle window right after 5 s of
-#      load, split phases, windows shifted across transitions), linearity (N bursts, duty cycles).
+#      load, split phases, windows shifted across transitions), linearity (N bursts, duty cycles);
+#   c: the short mode for the hold-out check and the memory domain (about 5 minutes): idle 20 s,
+#      steady phases of 40 s at the three levels (windows of 0.05-10 s inside), idle<->load
+#      transitions (one after-load window, split phases, three shifts at the cap), an 8 s HBM copy
+#      phase; the meter reads the energy counter at every update (100 ms) and everything goes
+#      into a wattlab store, meter-c.db (gzipped), for `wattlab report --holdout` here.
 # benchmarks/device/meter_validate prints its plan first (about 365 s for a, 400 s for b) and starts
 # no new work that would end past DEADLINE_S (465 s); `timeout` stops it at 490 s (SIGTERM: it writes
-# what it has) and kills it 10 s later. Changes no GPU setting: clocks, power limit and persistence
+# what it has) and kills it 10 s later (c: plan about 270 s, deadline 330 s). Changes no GPU setting: clocks, power limit and persistence
 # are only read.
 #
 #   (here)   cmake --preset cuda && cmake --build --preset cuda -j2 --target meter_validate
 #            (also copies libfmt, which the GPU machine lacks, to build/cuda/lib)
 #   (device) run(command="bash scripts/device/meter_validate_h200.sh a", timeout_s=540,
 #                carry=["build/cuda/benchmarks/device/meter_validate", "build/cuda/lib"])
-#            then the same with "b".
-# Outputs under $OUT (6 files): windows-H.csv, state-H.json, trace-H.csv, run-H.log,
+#            then the same with "b" (or "c", timeout_s=420).
+# Outputs under $OUT (6 files; c: 7, with meter-c.db.gz): windows-H.csv, state-H.json, trace-H.csv, run-H.log,
 # nvidia-smi-q-H.txt, summary-H.md (python/bench/meter_validate.py's tables of this half; run it
 # on both halves' files together for the whole page). Knobs: BIN, DEADLINE_S, EXTRA (more flags).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 HALF="${1:-}"
+OUT="${OUT:-/tmp/wattlab-meter-validate-out}"
+MODE_FLAGS=()
+DB=""
 case "$HALF" in
   a) PARTS=levels,short,memory ;;
   b) PARTS=levels,edges,linearity ;;
+  c)
+    PARTS=levels,memory,edges
+    DB="$OUT/meter-c.db"
+    MODE_FLAGS=(--db "$DB" --counter-interval-ms 100 --idle-s 20 --steady-s 40 --memory-load-s 8
+                --afterload-reps 1 --shift-levels cap --shifts-ms=-50,0,50)
+    ;;
   *)
-    echo "usage: $0 a|b   (a: levels,short,memory; b: levels,edges,linearity)" >&2
+    echo "usage: $0 a|b|c   (a: levels,short,memory; b: levels,edges,linearity; c: short hold-out and memory run)" >&2
     exit 2
     ;;
 esac
-OUT="${OUT:-/tmp/wattlab-meter-validate-out}"
 mkdir -p "$OUT"
 BIN="${BIN:-build/cuda/benchmarks/device/meter_validate}"
-DEADLINE_S="${DEADLINE_S:-465}"
+if [[ "$HALF" == c ]]; then DEADLINE_S="${DEADLINE_S:-330}"; else DEADLINE_S="${DEADLINE_S:-465}"; fi
 EXTRA="${EXTRA:-}"
 export LD_LIBRARY_PATH="$PWD/build/cuda/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 if [[ ! -x "$BIN" ]]; then
@@ -59,11 +72,18 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,pstate,clocks.sm,clocks.m
   --format=csv 2>&1 | tee -a "$S"
 
 # shellcheck disable=SC2086  # EXTRA is a list of flags
-timeout -k 10 $((DEADLINE_S + 25)) "$BIN" --half "$HALF" --parts "$PARTS" --out "$OUT" --deadline-s "$DEADLINE_S" $EXTRA \
+[[ -n "$DB" ]] && rm -f "$DB" "$DB-wal" "$DB-shm"
+timeout -k 10 $((DEADLINE_S + 25)) "$BIN" --half "$HALF" --parts "$PARTS" --out "$OUT" --deadline-s "$DEADLINE_S" \
+  "${MODE_FLAGS[@]}" $EXTRA \
   2>&1 | tee "$OUT/run-$HALF.log"
 rc=${PIPESTATUS[0]}
 echo "meter_validate: exit $rc" | tee -a "$S"
 nvidia-smi --query-gpu=pstate,clocks.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | sed 's/^/after: /' | tee -a "$S"
+if [[ -n "$DB" && -s "$DB" ]]; then
+  # One file (no WAL beside it), compressed for the trip back.
+  python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$DB"
+  gzip -f "$DB" && echo "store: $(basename "$DB").gz, $(stat -c %s "$DB.gz") bytes" | tee -a "$S"
+fi
 
 inputs=()
 for f in "windows-$HALF.csv" "state-$HALF.json" "trace-$HALF.csv"; do

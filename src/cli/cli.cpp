@@ -24,6 +24,7 @@ int run(std::span<const std::string_view> args, Io& io) {
   register_monitor(app, action);
   register_infer(app, action);
   register_gemm(app, action);
+  register_holdout(app, action);
 
   // CLI11 wants argv order reversed for its vector overload.
   std::vector<std::string> rev(args.rbegin(), args.rend());

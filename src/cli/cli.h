@@ -37,6 +37,7 @@ void register_serve(CLI::App& app, Action& action);
 void register_monitor(CLI::App& app, Action& action);
 void register_infer(CLI::App& app, Action& action);
 void register_gemm(CLI::App& app, Action& action);
+void register_holdout(CLI::App& app, Action& action);
 
 // Parses argv (without argv[0]) and runs the chosen subcommand.
 int run(std::span<const std::string_view> args, Io& io);

@@ -1,5 +1,7 @@
 #include "estimate.h"
 
+#include "average_power.h"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -88,7 +90,8 @@ bool end_is_covered(const Timeline& tl, int64_t b_ns) {
   if (tl.has_counter()) return tl.energy_at(b_ns).covered;
   // Nothing this domain reads can ever cover an end (NVML's gpu:0/memory has only the 1 s power
   // average): waiting for it held every result back until the end timeout, 4 s on the H200.
-  if (!tl.has_power_shape()) return true;
+  if (!tl.has_power_shape())
+    return tl.average_model() == nullptr || average_covers_end(tl.average_readings(), *tl.average_model(), b_ns);
   return tl.integrate_power(b_ns - 1, b_ns).ok;
 }
 
@@ -157,15 +160,34 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
       d.estimator = integ.estimator;
     }
   }
-  d.available = primary_ok && !(state.lost && state.lost_at_ns <= b);
-  if (!primary_ok)
+  // Only a trailing average (NVML's gpu:N/memory): its own estimator, which says why when it
+  // has no estimate or none it can stand behind.
+  const bool average_only = !tl.has_counter() && !tl.has_power_shape() && tl.average_model() != nullptr;
+  bool average_unavailable = false;
+  if (!primary_ok && average_only) {
+    const AverageEstimate avg = integrate_average(tl.average_readings(), *tl.average_model(), a, b);
+    if (avg.ok) {
+      primary_ok = true;
+      d.energy_j = avg.energy_j;
+      d.uncertainty_j = 2.0 * avg.u_j;
+      d.estimator = Estimator::integrated_average;
+      d.readings_used = avg.points;
+    }
+    if (avg.issue) {
+      average_unavailable = avg.ok;
+      d.add_issue(*avg.issue, avg.why);
+    }
+  }
+  d.available = primary_ok && !average_unavailable && !(state.lost && state.lost_at_ns <= b);
+  if (!primary_ok && !average_only)
     d.add_issue(IssueCode::no_estimate, "no energy estimate: no counter or power readings cover the window");
   if (tl.has_counter() && b - a < tl.counter_update_ns())
     d.add_issue(IssueCode::shorter_than_update, fmt::format(
         "window of {:.1f} ms is shorter than the {:.0f} ms counter update: its energy comes from the power shape "
         "between updates (see the uncertainty)",
         dur_s * 1e3, static_cast<double>(tl.counter_update_ns()) * 1e-6));
-  for (const ReadingKind k : {ReadingKind::energy_counter_j, ReadingKind::power_sample_w, ReadingKind::power_instant_w})
+  for (const ReadingKind k : {ReadingKind::energy_counter_j, ReadingKind::power_sample_w, ReadingKind::power_instant_w,
+                              average_only ? ReadingKind::power_average_w : ReadingKind::kCount})
     if (const std::size_t n = tl.failures(k, a, b))
       d.add_issue(IssueCode::reading_failed, fmt::format("{} read(s) of {} failed during the window", n, to_string(k)));
   for (int64_t t : tl.resets(a, b))

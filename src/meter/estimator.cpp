@@ -10,7 +10,7 @@
 namespace wattlab {
 namespace {
 
-constexpr std::array<std::pair<Estimator, std::string_view>, 10> kEstimatorNames{{
+constexpr std::array<std::pair<Estimator, std::string_view>, 11> kEstimatorNames{{
     {Estimator::none, ""},
     {Estimator::counter, "counter"},
     {Estimator::counter_samples, "counter+samples"},
@@ -21,6 +21,7 @@ constexpr std::array<std::pair<Estimator, std::string_view>, 10> kEstimatorNames
     {Estimator::integrated_samples, "integrated(samples)"},
     {Estimator::integrated_instant, "integrated(instant)"},
     {Estimator::integrated_power_instant_w, "integrated(power_instant_w)"},
+    {Estimator::integrated_average, "integrated(average)"},
 }};
 
 std::optional<Estimator> parse_one(std::string_view text) {
@@ -39,7 +40,7 @@ std::string_view to_string(Estimator e) {
 
 bool integrates_power_only(Estimator e) {
   return e == Estimator::integrated_samples || e == Estimator::integrated_instant ||
-         e == Estimator::integrated_power_instant_w;
+         e == Estimator::integrated_power_instant_w || e == Estimator::integrated_average;
 }
 
 Estimator counter_plus(Estimator integrated) {
@@ -81,6 +82,8 @@ std::string_view to_string(IssueCode code) {
     case IssueCode::counter_reset: return "counter_reset";
     case IssueCode::capped_share_from_reasons: return "capped_share_from_reasons";
     case IssueCode::provisional: return "provisional";
+    case IssueCode::shorter_than_average: return "shorter_than_average";
+    case IssueCode::average_gap: return "average_gap";
   }
   return "unknown";
 }

@@ -35,6 +35,7 @@ Timeline::Timeline(const Domain& domain, std::size_t capacity)
     instant_.spacing_ns = m->update_period_ns;
     instant_lag_ns_ = m->update_period_ns / 2 + m->averaging_window_ns / 2;
   }
+  if (const auto* m = domain.model.find(ReadingKind::power_average_w)) average_model_ = *m;
 }
 
 std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_ns) {

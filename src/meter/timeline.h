@@ -86,6 +86,11 @@ class Timeline {
   bool has_samples() const { return has_samples_; }
   // A reading integrate_power() can use (sample buffer or instant power).
   bool has_power_shape() const { return has_samples_ || has_instant_; }
+  // The trailing-average power reading (power_average_w), where the domain has one.
+  const ReadingModel* average_model() const { return average_model_ ? &*average_model_ : nullptr; }
+  const RingBuffer<Reading>& average_readings() const {
+    return other_[static_cast<std::size_t>(ReadingKind::power_average_w)];
+  }
   int64_t counter_update_ns() const { return counter_update_ns_; }
   double counter_resolution_j() const { return counter_res_j_; }
 
@@ -110,7 +115,8 @@ class Timeline {
   PieceSource samples_;
   PieceSource instant_;
   std::optional<Reading> last_instant_;
-  int64_t instant_lag_ns_ = 0;  // mean age of an instant power value when read (add_instant)
+  int64_t instant_lag_ns_ = 0;
+  std::optional<ReadingModel> average_model_;  // mean age of an instant power value when read (add_instant)
   std::vector<RingBuffer<Reading>> other_;  // indexed by ReadingKind
   RingBuffer<std::pair<int64_t, ReadingKind>> failures_;
   RingBuffer<int64_t> resets_;

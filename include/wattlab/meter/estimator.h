@@ -20,6 +20,7 @@ enum class Estimator : uint8_t {
   integrated_samples,          // "integrated(samples)": the sample buffer integrated
   integrated_instant,          // "integrated(instant)": the instant power integrated
   integrated_power_instant_w,  // "integrated(power_instant_w)": wattlab sensors --characterize's cross-check
+  integrated_average,          // "integrated(average)": a trailing-average power integrated, shifted by its lag
 };
 
 std::string_view to_string(Estimator e);

@@ -18,6 +18,8 @@ enum class IssueCode : uint8_t {
   counter_reset,              // the counter went back; that step was bridged with integrated power
   capped_share_from_reasons,  // a capped share comes from the clock-event reasons, not a violation counter
   provisional,                // the timeline does not cover the window's end yet
+  shorter_than_average,       // averaged power only: the window is too short for it (U95 above its energy)
+  average_gap,                // averaged power only: its readings are missing around the window
 };
 
 std::string_view to_string(IssueCode code);

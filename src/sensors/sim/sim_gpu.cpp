@@ -93,6 +93,58 @@ SimGpu::SimGpu(SimConfig config, Clock& clock)
     d.model = model;
     domains_.push_back(std::move(d));
   }
+  if (config_.memory_domain) {
+    for (int i = 0; i < config_.gpus; ++i) {
+      Domain m;
+      m.id = "gpu:" + std::to_string(i) + "/memory";
+      m.vendor = "wattlab-sim";
+      m.name = "Simulated H200 memory (HBM) (SIMULATED)";
+      m.uuid = domains_[static_cast<std::size_t>(i)].uuid;
+      m.scope = "memory";
+      m.parent = "gpu:" + std::to_string(i);
+      m.simulated = true;
+      m.model.source = model.source;
+      m.model.gain_tolerance = 0.05;
+      ReadingModel r;
+      r.kind = ReadingKind::power_average_w;
+      r.update_period_ns = config_.update_period_ns;
+      r.averaging_window_ns = config_.average_window_ns;
+      r.resolution = 1e-3;
+      r.read_cost_ns = config_.read_costs ? kAverageCostNs : 0;
+      r.note = "1 s average of the HBM power, included in the board power of " + m.parent + " (never add them)";
+      m.model.readings.push_back(r);
+      domains_.push_back(std::move(m));
+    }
+  }
+}
+
+double SimGpu::memory_power(double board_power_w) const {
+  return config_.memory_idle_w + config_.memory_share * (board_power_w - config_.idle_w);
+}
+
+double SimGpu::true_memory_energy_j(std::size_t board, int64_t a_ns, int64_t b_ns) const {
+  const double dur_s = static_cast<double>(b_ns - a_ns) * 1e-9;
+  return dur_s > 0 ? memory_power(true_energy_j(board, a_ns, b_ns) / dur_s) * dur_s : 0.0;
+}
+
+Status SimGpu::read_memory(Board& b, const Domain& d, ReadingKind kind, std::vector<Reading>& out) {
+  const int64_t t0 = clock_.now_ns();
+  const int64_t cost = read_cost_ns(kind);
+  clock_.spend_ns(cost);
+  const int64_t t_mid = t0 + cost / 2;
+  const int64_t t = t_mid - origin_ns_;
+  if (faults_.lost(t))
+    return Error{ErrorKind::device_lost, "sim: " + d.id + " is lost (scripted gpu-lost fault)",
+                 "the GPU fell off the bus; measurements after this point are missing", 15};
+  if (faults_.read_fails(kind, t))
+    return Error{ErrorKind::unavailable, "sim: reading " + std::string(to_string(kind)) + " of " + d.id +
+                 " failed (scripted read-error fault)", "", 999};
+  const int64_t u = last_update(b, t);
+  const int64_t k = floor_div(u - b.phase_ns, config_.update_period_ns);
+  const double v = b.gain * memory_power(mean_power(b, u - config_.average_window_ns, u)) +
+                   noise(b, kind, k ^ (int64_t{1} << 40));
+  out.push_back(Reading{t_mid, kind, v, cost});
+  return {};
 }
 
 std::vector<std::pair<std::string, std::string>> SimGpu::properties() const {
@@ -252,11 +304,12 @@ double SimGpu::value_at(const Board& b, ReadingKind kind, int64_t t) const {
 }
 
 Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Reading>& out) {
-  if (domain_index >= boards_.size())
+  if (domain_index >= domains_.size())
     return Error{ErrorKind::invalid_argument, "sim: no domain " + std::to_string(domain_index)};
   const Domain& d = domains_[domain_index];
   if (!d.model.supports(kind))
     return Error{ErrorKind::not_supported, "sim: " + d.id + " has no " + std::string(to_string(kind))};
+  if (domain_index >= boards_.size()) return read_memory(boards_[domain_index - boards_.size()], d, kind, out);
   Board& b = boards_[domain_index];
   const int64_t t0 = clock_.now_ns();
   const int64_t cost = read_cost_ns(kind);

@@ -38,6 +38,13 @@ struct SimConfig {
   // Share of buffer samples the driver skips (each skip leaves a 2x gap). An H200's buffer is
   // uneven: 17.5% of 22,249 gaps were 22-45 ms at a nominal 20 ms (docs/results/gemm-h200.md).
   double sample_miss_fraction = 0;
+  // A memory domain per board (gpu:N/memory, after every board's domain), as NVML's on an H200:
+  // only a trailing average of its power (the sim's 1 s average, refreshed every update period),
+  // no counter, no instant power. Its true power is memory_idle_w plus memory_share of the board's
+  // power above idle: a part of the board's power, never to be added to it.
+  bool memory_domain = false;
+  double memory_idle_w = 37.0;
+  double memory_share = 0.15;
 };
 
 class SimGpu final : public Sensor {
@@ -59,6 +66,8 @@ class SimGpu final : public Sensor {
   void start_load(std::size_t domain_index, std::string_view script, int64_t dur_ns);
   // Ground truth of one board, the load included: true energy over clock times [a, b].
   double true_energy_j(std::size_t domain_index, int64_t a_ns, int64_t b_ns) const;
+  // Ground truth of board `board`'s memory domain (SimConfig::memory_domain) over clock times [a, b].
+  double true_memory_energy_j(std::size_t board, int64_t a_ns, int64_t b_ns) const;
   int64_t grid_phase_ns(std::size_t domain_index) const { return boards_.at(domain_index).phase_ns; }
 
  private:
@@ -85,6 +94,8 @@ class SimGpu final : public Sensor {
   int64_t capped_ns(const Board& b, int64_t t_sim_ns) const;
   double value_at(const Board& b, ReadingKind kind, int64_t t_sim_ns) const;
   double mean_power(const Board& b, int64_t a_ns, int64_t b_ns) const;  // true, over sim times
+  double memory_power(double board_power_w) const;  // the memory domain's share of a board power
+  Status read_memory(Board& b, const Domain& d, ReadingKind kind, std::vector<Reading>& out);
   double noise(const Board& b, ReadingKind kind, int64_t k) const;
   int64_t last_update(const Board& b, int64_t t_sim_ns) const;
   int64_t read_cost_ns(ReadingKind kind) const;
