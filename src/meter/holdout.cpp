@@ -57,18 +57,18 @@ struct DomainPoints {
   std::vector<PlacedCounterPoint> p;
   int keep_every = 1;
   int64_t max_sigma_ns = 0;
-  double spacing_s = 0;  // an edge placed less well than this is no truth
+  double update_s = 0;  // the counter's update period  // an edge placed less well than this is no truth
   bool kept(long i) const { return i % keep_every == 0; }
   bool hideable(long i) const { return keep_every == 1 || !kept(i); }
   // Point i sits on the update grid of its neighbours: each interval beside it within a quarter
-  // of the spacing of a whole number of updates. A point off the grid (a value placed in a
+  // of an update period of a whole number of updates. A point off the grid (a value placed in a
   // probe's bracket) is no truth.
   bool on_grid(long i) const {
     const auto& x = p[static_cast<std::size_t>(i)];
     if (x.sigma_ns > max_sigma_ns) return false;
     for (long j : {i - 1, i + 1}) {
       if (j < 0 || j >= static_cast<long>(p.size())) continue;
-      const double r = std::abs(static_cast<double>(x.t_ns - p[static_cast<std::size_t>(j)].t_ns)) * kNs / spacing_s;
+      const double r = std::abs(static_cast<double>(x.t_ns - p[static_cast<std::size_t>(j)].t_ns)) * kNs / update_s;
       if (std::round(r) < 1 || std::abs(r - std::round(r)) > 0.25) return false;
     }
     return true;
@@ -174,8 +174,9 @@ HoldoutResult holdout(const std::vector<Domain>& domains, std::span<const TimedR
     std::sort(gaps.begin(), gaps.end());
     const double spacing = median_of_sorted(gaps);
     d.keep_every = std::max(1, static_cast<int>(std::lround(o.keep_every_s / spacing)));
-    d.max_sigma_ns = static_cast<int64_t>(spacing * 0.25e9);
-    d.spacing_s = spacing;
+    const ReadingModel* m = domains[d.domain].model.find(ReadingKind::energy_counter_j);
+    d.update_s = m != nullptr && m->update_period_ns > 0 ? static_cast<double>(m->update_period_ns) * kNs : spacing;
+    d.max_sigma_ns = static_cast<int64_t>(d.update_s * 0.25e9);
     res.point_spacing_s = spacing;
     res.keep_every = d.keep_every;
   }
