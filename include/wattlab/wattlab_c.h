@@ -76,7 +76,9 @@ typedef enum wattlab_issue_code {
   WATTLAB_ISSUE_READING_FAILED = 7,
   WATTLAB_ISSUE_COUNTER_RESET = 8,
   WATTLAB_ISSUE_CAPPED_SHARE_FROM_REASONS = 9,
-  WATTLAB_ISSUE_PROVISIONAL = 10
+  WATTLAB_ISSUE_PROVISIONAL = 10,
+  WATTLAB_ISSUE_SHORTER_THAN_AVERAGE = 11,
+  WATTLAB_ISSUE_AVERAGE_GAP = 12
 } wattlab_issue_code;
 
 /* Telemetry summarized over a window (wattlab_result_telemetry). Values are stable. */

@@ -52,6 +52,8 @@ int to_c(wattlab::IssueCode code) {
     case IssueCode::counter_reset: return WATTLAB_ISSUE_COUNTER_RESET;
     case IssueCode::capped_share_from_reasons: return WATTLAB_ISSUE_CAPPED_SHARE_FROM_REASONS;
     case IssueCode::provisional: return WATTLAB_ISSUE_PROVISIONAL;
+    case IssueCode::shorter_than_average: return WATTLAB_ISSUE_SHORTER_THAN_AVERAGE;
+    case IssueCode::average_gap: return WATTLAB_ISSUE_AVERAGE_GAP;
   }
   return WATTLAB_ISSUE_OTHER;
 }
