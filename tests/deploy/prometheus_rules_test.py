@@ -13,7 +13,8 @@ run at least MIN_EVALUATIONS times. Then, at one evaluation timestamp:
     timestamp, within RATE_SLACK_S seconds of that GPU's true power over the 60 s window (a scrape
     in flight during the evaluation may be stored with an earlier timestamp);
   - each power band is the gain tolerance the exporter publishes (0.05) times the power;
-  - each GPU's raw counter slope over the stored samples is its true power within 2 %;
+  - each GPU's raw counter slope over the stored samples, on the exporter's clock (uptime minus the
+    energy's age), is its true power within 2 %;
   - every rule's health is "ok" (no evaluation error, e.g. a many-to-many match) and no alert fires.
 Every wait is bounded; the whole test stays under ~60 s. Skips (exit 77) when Prometheus is missing.
 Usage: prometheus_rules_test.py PATH/TO/wattlab PATH/TO/wattlab.rules.yml
@@ -183,18 +184,30 @@ def check_bands(port, t):
 
 
 def check_slopes(port, t):
-    res = query_at(port, 'wattlab_energy_joules_total{scope="gpu"}[1m]', t)
-    for r in res:
-        host = r["metric"]["host"]
-        vals = [(float(ts), float(v)) for ts, v in r["values"]]
-        (t0, e0), (t1, e1) = vals[0], vals[-1]
+    """Each GPU's stored counter against its true power, on the exporter's own clock: a reading's time
+    is the scrape's uptime minus the energy's age, so a late scrape on a loaded machine does not count."""
+    def series(expr):
+        return {tuple(sorted((k, v) for k, v in r["metric"].items() if k != "__name__")): r["values"]
+                for r in query_at(port, expr, t)}
+    energy = series('wattlab_energy_joules_total{scope="gpu"}[1m]')
+    age = series('wattlab_energy_age_seconds{scope="gpu"}[1m]')
+    uptime = {dict(k)["host"]: v for k, v in series("wattlab_exporter_uptime_seconds[1m]").items()}
+    for key, values in energy.items():
+        labels = dict(key)
+        host = labels["host"]
+        ages = dict((ts, float(v)) for ts, v in age.get(key, []))
+        ups = dict((ts, float(v)) for ts, v in uptime.get(host, []))
+        points = [(ups[ts] - ages[ts], float(v)) for ts, v in values if ts in ages and ts in ups]
+        if len(points) < 2:
+            fail(f"{host} {labels['domain']}: fewer than 2 scrapes with energy, its age and the uptime")
+        (t0, e0), (t1, e1) = points[0], points[-1]
         slope_w = (e1 - e0) / (t1 - t0)
         true_w = NODES[host][0]
         err = (slope_w - true_w) / true_w
-        print(f"{host} {r['metric']['domain']}: counter slope {slope_w:.2f} W over {len(vals)} samples "
-              f"(SIMULATED; true {true_w:.0f} W; error {100 * err:+.2f}%)")
+        print(f"{host} {labels['domain']}: counter slope {slope_w:.2f} W over {len(points)} scrapes, "
+              f"{t1 - t0:.2f} s on the exporter's clock (SIMULATED; true {true_w:.0f} W; error {100 * err:+.2f}%)")
         if abs(err) > SLOPE_TOLERANCE:
-            fail(f"{host} {r['metric']['domain']}: stored counter slope {slope_w:.2f} W, true {true_w:.0f} W")
+            fail(f"{host} {labels['domain']}: stored counter slope {slope_w:.2f} W, true {true_w:.0f} W")
 
 
 def check_health(port):
