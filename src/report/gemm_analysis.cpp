@@ -357,18 +357,22 @@ bool experiment_less(const std::string& a, const std::string& b) {
   return key(a) < key(b);
 }
 
+GemmPointRecord decode_gemm_point(const RunRecord& run, const WindowResult& w) {
+  auto rec = GemmPointRecord::decode(w);
+  if (!rec) {
+    Error e = rec.error();
+    e.what = fmt::format("run {}: {}", run.run_id, e.what);
+    throw WattlabError(std::move(e));
+  }
+  return *std::move(rec);
+}
+
 std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& runs) {
   std::vector<GemmMeasurement> out;
   for (const auto& run : runs) {
     for (const auto& w : run.windows) {
       if (!is_gemm_point(w)) continue;
-      auto rec = GemmPointRecord::decode(w);
-      if (!rec) {
-        Error e = rec.error();
-        e.what = fmt::format("run {}: {}", run.run_id, e.what);
-        throw WattlabError(std::move(e));
-      }
-      const GemmPointRecord& p = *rec;
+      const GemmPointRecord p = decode_gemm_point(run, w);
       const GemmPointCounts& c = p.counts;
       GemmMeasurement m;
       m.run = run.run_id;

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "wattlab/core/error.h"
-#include "wattlab/report/gemm_analysis.h"  // param_number: "2^-5" and "0xFF" are numbers too
+#include "wattlab/report/gemm_analysis.h"  // decode_gemm_point; param_number: "2^-5" and "0xFF" are numbers too
 #include "wattlab/store/gemm_point_record.h"
 
 namespace wattlab::report {
@@ -54,13 +54,7 @@ std::vector<GemmSweep> gemm_sweeps(const RunRecord& run) {
   std::vector<GemmSweep> sweeps;
   for (const auto& w : run.windows) {
     if (!is_gemm_point(w)) continue;
-    auto rec = GemmPointRecord::decode(w);
-    if (!rec) {
-      Error e = rec.error();
-      e.what = fmt::format("run {}: {}", run.run_id, e.what);
-      throw WattlabError(std::move(e));
-    }
-    const GemmPointRecord& point = *rec;
+    const GemmPointRecord point = decode_gemm_point(run, w);
     const std::string& exp = point.experiment;
     const std::string& param = point.param;
     auto sw = std::find_if(sweeps.begin(), sweeps.end(), [&](auto& s) { return s.experiment == exp && s.param == param; });

@@ -38,6 +38,10 @@ struct GemmMeasurement {
   std::optional<double> energy_per_gemm_u_j, rel_error, nonfinite_fraction;
 };
 
+// The GEMM point a window of `run` holds; throws WattlabError naming the run and window when the
+// window's labels and counts do not decode.
+GemmPointRecord decode_gemm_point(const RunRecord& run, const WindowResult& w);
+
 // Every gemm_point window of `runs`, in run then window order. Throws WattlabError (parse) naming
 // the run and window when one does not decode: no malformed point enters a mean unnoticed.
 std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& runs);
