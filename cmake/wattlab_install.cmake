@@ -4,9 +4,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The C++ API: an INTERFACE target over the static layers its headers declare. The layers are
-# built position-independent, so a consumer's shared library may link them too.
-set(WATTLAB_API_LAYERS core sensors meter store record)
+# The C++ API: an INTERFACE target over the static layers its headers declare, each before the ones
+# it uses (the order a static link needs). The layers are built position-independent, so a
+# consumer's shared library may link them too.
+set(WATTLAB_API_LAYERS record store meter sensors core)
 add_library(wattlab_api INTERFACE)
 add_library(wattlab::wattlab ALIAS wattlab_api)
 set_target_properties(wattlab_api PROPERTIES EXPORT_NAME wattlab)

@@ -1,9 +1,9 @@
 # CTest install.consumer_project: installs wattlab's build into a fresh prefix, checks what was
 # installed (the binary, libwattlab.so, the package files, exactly the umbrella's header closure),
 # and that docs/install.md lists those headers, then configures, builds and runs tests/consumer against that prefix as an outside project.
-# cmake -DBUILD_DIR=<wattlab build> -DCONSUMER_DIR=<tests/consumer> -DDOC=<docs/install.md> -DWORK_DIR=<scratch>
+# cmake -DBUILD_DIR=<wattlab build> -DLIBDIR=<its CMAKE_INSTALL_LIBDIR> -DCONSUMER_DIR=<tests/consumer> -DDOC=<docs/install.md> -DWORK_DIR=<scratch>
 #       -DCXX=<C++ compiler> -DCC=<C compiler> -DGENERATOR=<generator> -P install_test.cmake
-foreach(var BUILD_DIR CONSUMER_DIR DOC WORK_DIR CXX CC GENERATOR)
+foreach(var BUILD_DIR LIBDIR CONSUMER_DIR DOC WORK_DIR CXX CC GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_test.cmake: -D${var}=... is required")
   endif()
@@ -23,10 +23,9 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 
 run_step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
-include(GNUInstallDirs)
-foreach(file bin/wattlab ${CMAKE_INSTALL_LIBDIR}/libwattlab.so ${CMAKE_INSTALL_LIBDIR}/cmake/wattlab/wattlabConfig.cmake
-        ${CMAKE_INSTALL_LIBDIR}/cmake/wattlab/wattlabConfigVersion.cmake
-        ${CMAKE_INSTALL_LIBDIR}/cmake/wattlab/wattlabTargets.cmake
+foreach(file bin/wattlab ${LIBDIR}/libwattlab.so ${LIBDIR}/cmake/wattlab/wattlabConfig.cmake
+        ${LIBDIR}/cmake/wattlab/wattlabConfigVersion.cmake
+        ${LIBDIR}/cmake/wattlab/wattlabTargets.cmake
         include/wattlab/wattlab.h include/wattlab/wattlab_c.h)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "install_test: ${file} was not installed")
