@@ -3,6 +3,8 @@
 # and that docs/install.md lists those headers, then configures, builds and runs tests/consumer against that prefix as an outside project.
 # cmake -DBUILD_DIR=<wattlab build> -DLIBDIR=<its CMAKE_INSTALL_LIBDIR> -DCONSUMER_DIR=<tests/consumer> -DDOC=<docs/install.md> -DWORK_DIR=<scratch>
 #       -DCXX=<C++ compiler> -DCC=<C compiler> -DGENERATOR=<generator> -P install_test.cmake
+# and the build's CXX_FLAGS, C_FLAGS, EXE_LINKER_FLAGS, so that the consumer links a sanitized
+# build's libraries with the same sanitizers (the asan preset).
 foreach(var BUILD_DIR LIBDIR CONSUMER_DIR DOC WORK_DIR CXX CC GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_test.cmake: -D${var}=... is required")
@@ -65,7 +67,8 @@ endif()
 
 run_step("configuring the consumer project" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
          -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
-         -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_C_COMPILER=${CC})
+         -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_C_COMPILER=${CC}
+         "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_C_FLAGS=${C_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
 run_step("building the consumer project" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step("the consumer program" ${WORK_DIR}/build/wattlab_consumer)
 if(NOT step_output MATCHES "SIMULATED")
