@@ -176,7 +176,8 @@ def node_result(start, reading):
             raise Failure("gpu-changed", f"GPU {idx} was {g0['uuid']} at begin and {g1['uuid']} at end")
         energy_j = g1["energy_j"] - g0["energy_j"]
         if energy_j < 0:
-            raise Failure("exporter-restarted", f"GPU {idx}'s counter went back ({g0['energy_j']} J, then {g1['energy_j']} J)")
+            raise Failure("exporter-restarted", f"the exporter restarted during the job: GPU {idx}'s counter went back "
+                          f"({g0['energy_j']} J, then {g1['energy_j']} J)")
         gain = g1.get("gain_tolerance", g0.get("gain_tolerance", 0.0))
         lost = g1.get("up", 1.0) == 0.0
         lower_bound |= lost
