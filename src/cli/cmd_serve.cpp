@@ -155,7 +155,10 @@ int serve(const ServeOptions& o, Io& io) {
   server.stop();
   rec.end(kExitOk);
   const ServerCounters c = server.counters();
-  io.err << fmt::format("wattlab serve: stopped after {} scrape(s), {} unauthorized request(s)\n", c.scrapes, c.unauthorized);
+  io.err << fmt::format(
+      "wattlab serve: stopped after {} scrape(s), {} unauthorized request(s), {} refused request(s) (a body, a "
+      "method other than GET/HEAD, a head over 16 KiB), {} connection(s) closed at the timeout\n",
+      c.scrapes, c.unauthorized, c.refused, c.timed_out);
   return kExitOk;
 }
 

@@ -178,7 +178,7 @@ TEST(ServeCli, AnEmptyTokenExits2) {
   EXPECT_EQ(no_path.rc, 2) << no_path.out;
   EXPECT_NE(no_path.out.find("--token-file ''"), std::string::npos) << no_path.out;
   const std::string file = "/tmp/wattlab-serve-token-" + std::to_string(getpid());
-  std::ofstream(file) << "ab\x01cd\n";
+  std::ofstream(file) << "ab\x01" "cd\n";
   const auto control = shell(serve + " --token-file " + file);
   EXPECT_EQ(control.rc, 2) << control.out;
   EXPECT_NE(control.out.find("control character"), std::string::npos) << control.out;
