@@ -14,6 +14,14 @@ bool announces_body(const httplib::Request& req) {
   return false;
 }
 
+// Constant-time comparison: the token must not leak through response timing.
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size() || b.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 bool bearer_matches(const httplib::Request& req, const std::string& token) {
   const std::string h = req.get_header_value("Authorization");
   const std::string prefix = "Bearer ";
@@ -22,13 +30,6 @@ bool bearer_matches(const httplib::Request& req, const std::string& token) {
 }
 
 }  // namespace
-
-bool same_secret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size() || b.empty()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 Admission admit(const httplib::Request& req, const std::optional<std::string>& token) {
   const bool body = announces_body(req);

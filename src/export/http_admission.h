@@ -22,7 +22,4 @@ Admission admit(const httplib::Request& req, const std::optional<std::string>& t
 // The refusal as an answer: status, text, and for 401 the WWW-Authenticate challenge, for 405 Allow.
 void answer_refusal(const Admission& a, httplib::Response& res);
 
-// Constant-time comparison: the token must not leak through response timing.
-bool same_secret(const std::string& a, const std::string& b);
-
 }  // namespace wattlab::http
