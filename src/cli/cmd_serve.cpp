@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "cli.h"
@@ -28,10 +29,12 @@ struct ServeOptions {
   DeviceOptions dev;
   std::string listen = "127.0.0.1:9464";
   std::string token_file;
+  bool token_file_given = false;  // --token-file named, even as ''
   std::string host_label;
   int interval_ms = 20;
   double duration_s = 0;
   int http_threads = 256;
+  double http_timeout_s = 5;
   int cache_ms = 10;
 };
 
@@ -65,23 +68,40 @@ ListenAddress parse_listen(const std::string& s) {
   return l;
 }
 
-std::string read_token(const ServeOptions& o) {
-  std::string token;
-  if (!o.token_file.empty()) {
+// A token as read, trimmed of surrounding white space; `source` names where it came from. An empty
+// token would let anyone in, and a control character cannot travel in a header: both are errors.
+std::string checked_token(std::string token, const std::string& source) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!token.empty() && space(token.back())) token.pop_back();
+  std::size_t lead = 0;
+  while (lead < token.size() && space(token[lead])) ++lead;
+  token.erase(0, lead);
+  if (token.empty())
+    throw UsageError(source + " is empty: an empty bearer token would let anyone in; give a token, or none to serve without one");
+  for (const char c : token)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw UsageError(source + " contains a control character, which no client can send in an Authorization header");
+  return token;
+}
+
+// The bearer token: --token-file's first line, else $WATTLAB_SERVE_TOKEN; none when neither is given.
+std::optional<std::string> read_token(const ServeOptions& o) {
+  if (o.token_file_given) {
+    if (o.token_file.empty()) throw UsageError("--token-file '': give the path of the file whose first line is the token");
     std::ifstream f(o.token_file);
     if (!f) throw UsageError("--token-file '" + o.token_file + "' cannot be read");
-    std::getline(f, token);
-    while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
-    if (token.empty()) throw UsageError("--token-file '" + o.token_file + "': the first line (the token) is empty");
-  } else if (const char* e = std::getenv(kTokenEnv); e != nullptr && *e != '\0') {
-    token = e;
+    std::string line;
+    std::getline(f, line);
+    return checked_token(line, "--token-file '" + o.token_file + "': the first line (the token)");
   }
-  return token;
+  if (const char* e = std::getenv(kTokenEnv); e != nullptr)
+    return checked_token(e, std::string("$") + kTokenEnv + " (set, so a token is asked for)");
+  return std::nullopt;
 }
 
 int serve(const ServeOptions& o, Io& io) {
   const ListenAddress where = parse_listen(o.listen);
-  const std::string token = read_token(o);
+  const std::optional<std::string> token = read_token(o);
   RecordingOptions ro;  // measured, not stored
   ro.devices = o.dev.backend();
   ro.meter.power_interval_ns = static_cast<int64_t>(o.interval_ms) * 1'000'000;
@@ -91,7 +111,7 @@ int serve(const ServeOptions& o, Io& io) {
   if (!is_loopback_address(where.address))
     io.err << fmt::format(
         "wattlab serve: warning: listening on {}, which other machines can reach; {}\n", where.address,
-        token.empty() ? "anyone there can read the metrics (give --token-file FILE or $WATTLAB_SERVE_TOKEN)"
+        !token ? "anyone there can read the metrics (give --token-file FILE or $WATTLAB_SERVE_TOKEN)"
                       : "requests need the bearer token");
 
   StopSignal stop;
@@ -106,13 +126,13 @@ int serve(const ServeOptions& o, Io& io) {
   sopt.port = where.port;
   sopt.token = token;
   sopt.max_threads = static_cast<std::size_t>(o.http_threads);
+  sopt.timeout_ms = static_cast<int64_t>(o.http_timeout_s * 1000);
   sopt.min_age_ns = static_cast<int64_t>(o.cache_ms) * 1'000'000;
   MetricsServer server(
       sopt,
       [&](const ServerCounters& c) {
         ExpositionInfo i = info;
-        i.http_scrapes = c.scrapes;
-        i.http_unauthorized = c.unauthorized;
+        i.http = c;
         return format_prometheus(live.domains(), live.sample(), i);
       },
       MonotonicClock::instance());
@@ -125,7 +145,7 @@ int serve(const ServeOptions& o, Io& io) {
   const bool v6 = where.address.find(':') != std::string::npos;
   io.err << fmt::format("wattlab serve: listening on http://{}{}{}:{}/metrics (host label \"{}\"{})\n", v6 ? "[" : "",
                         where.address, v6 ? "]" : "", server.port(), info.host,
-                        token.empty() ? "" : ", bearer token required");
+                        token ? ", bearer token required" : "");
   io.err.flush();
   const auto deadline = o.duration_s > 0
                             ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -135,7 +155,10 @@ int serve(const ServeOptions& o, Io& io) {
   server.stop();
   rec.end(kExitOk);
   const ServerCounters c = server.counters();
-  io.err << fmt::format("wattlab serve: stopped after {} scrape(s), {} unauthorized request(s)\n", c.scrapes, c.unauthorized);
+  io.err << fmt::format(
+      "wattlab serve: stopped after {} scrape(s), {} unauthorized request(s), {} refused request(s) (a body, a "
+      "method other than GET/HEAD, a head over 16 KiB), {} connection(s) closed at the timeout\n",
+      c.scrapes, c.unauthorized, c.refused, c.timed_out);
   return kExitOk;
 }
 
@@ -147,8 +170,9 @@ void register_serve(CLI::App& app, Action& action) {
   add_device_options(*sub, opts->dev);
   sub->add_option("--listen", opts->listen, "ADDR:PORT to listen on (another address than loopback only when asked)")
       ->capture_default_str();
-  sub->add_option("--token-file", opts->token_file,
-                  std::string("file whose first line is the bearer token requests must send (else $") + kTokenEnv + ")");
+  auto* token_file = sub->add_option(
+      "--token-file", opts->token_file,
+      std::string("file whose first line is the bearer token requests must send (else $") + kTokenEnv + "; an empty token is an error)");
   sub->add_option("--host-label", opts->host_label, "value of the host label (default: this machine's hostname)");
   sub->add_option("--interval-ms", opts->interval_ms, "power polling interval in ms")
       ->check(CLI::Range(1, 10000))
@@ -159,10 +183,18 @@ void register_serve(CLI::App& app, Action& action) {
                   "most connection threads (started as needed; each keep-alive scraper holds one)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  sub->add_option("--http-timeout-s", opts->http_timeout_s,
+                  "a connection must send its request head within this of connecting or of its previous answer, "
+                  "and take each answer within it; else it is closed")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   sub->add_option("--cache-ms", opts->cache_ms, "serve an exposition younger than this without a new snapshot")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
-  sub->callback([opts, &action] { action = [opts](Io& io) { return serve(*opts, io); }; });
+  sub->callback([opts, token_file, &action] {
+    opts->token_file_given = token_file->count() > 0;
+    action = [opts](Io& io) { return serve(*opts, io); };
+  });
 }
 
 }  // namespace wattlab::cli

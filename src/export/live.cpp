@@ -20,6 +20,13 @@ MeterSnapshot LiveMeter::sample() {
   return s;
 }
 
+const std::optional<Reading>& current_reading(const DomainLive& l, ReadingKind kind) {
+  static const std::optional<Reading> none;
+  const ReadingHealth& h = l.health(kind);
+  if (l.lost || !h.latest || h.last_error_ns > h.last_ok_ns) return none;
+  return h.latest;
+}
+
 std::string gpu_index_of(std::string_view id) {
   if (id.substr(0, 4) != "gpu:") return "";
   const std::string_view rest = id.substr(4);

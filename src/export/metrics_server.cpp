@@ -4,85 +4,28 @@
 #include <httplib.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
-#include <vector>
 
+#include "guarded_server.h"
 #include "wattlab/export/prometheus.h"
 
 namespace wattlab {
-namespace {
-
-// A bounded pool that starts threads only when every one is busy. httplib gives each connection
-// one task for its whole keep-alive life, so 200 keep-alive scrapers need 200 threads; a fixed
-// pool that small would leave the rest waiting in the queue until a connection closes.
-class GrowingPool final : public httplib::TaskQueue {
- public:
-  explicit GrowingPool(std::size_t max_threads) : max_(std::max<std::size_t>(max_threads, 1)) {}
-  ~GrowingPool() override = default;
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock lk(mu_);
-    jobs_.push_back(std::move(fn));
-    if (jobs_.size() > idle_ && threads_.size() < max_) threads_.emplace_back([this] { work(); });
-    cv_.notify_one();
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock lk(mu_);
-        ++idle_;
-        cv_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-        --idle_;
-        if (jobs_.empty()) return;  // stopping, nothing left
-        fn = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      try {
-        fn();
-      } catch (...) {
-        // A connection's failure must not take the pool down.
-      }
-    }
-  }
-
-  const std::size_t max_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
-  std::size_t idle_ = 0;
-  bool stop_ = false;
-};
-
-// Constant-time comparison: the token must not leak through response timing.
-bool same_secret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size() || b.empty()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-}  // namespace
 
 class MetricsServer::Impl {
  public:
-  Impl(MetricsServerOptions o, Render r, Clock& c) : opt(std::move(o)), render(std::move(r)), clock(c) {}
+  Impl(MetricsServerOptions o, Render r, Clock& c)
+      : opt(std::move(o)), render(std::move(r)), clock(c), server(limits(opt)) {}
+
+  static http::Limits limits(const MetricsServerOptions& o) {
+    http::Limits l;
+    l.max_threads = o.max_threads;
+    l.timeout = std::chrono::milliseconds(std::max<int64_t>(o.timeout_ms, 1));
+    l.max_head_bytes = o.max_head_bytes;
+    l.keep_alive_max_requests = std::max<std::size_t>(o.keep_alive_max_requests, 1);
+    l.token = o.token;
+    return l;
+  }
 
   // The newest exposition, rebuilt by one thread at a time when older than min_age; the others
   // serve the one there is rather than queue behind it.
@@ -115,24 +58,18 @@ class MetricsServer::Impl {
   }
 
   ServerCounters counters() const {
-    return {scrapes.load(), unauthorized.load(), renders.load()};
-  }
-
-  bool authorized(const httplib::Request& req) const {
-    if (opt.token.empty()) return true;
-    const std::string h = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (h.size() <= prefix.size() || h.compare(0, prefix.size(), prefix) != 0) return false;
-    return same_secret(h.substr(prefix.size()), opt.token);
+    const http::GuardCounters& g = server.guard_counters();
+    return {scrapes.load(), g.unauthorized.load(), renders.load(),
+            g.refused.load(), g.timed_out.load(), g.connections.load()};
   }
 
   MetricsServerOptions opt;
   Render render;
   Clock& clock;
-  httplib::Server server;
+  http::GuardedServer server;
   std::thread thread;
   int bound_port = 0;
-  std::atomic<uint64_t> scrapes{0}, unauthorized{0}, renders{0};
+  std::atomic<uint64_t> scrapes{0}, renders{0};
   std::mutex cache_mu, build_mu;
   std::shared_ptr<const std::string> cached;
   int64_t cached_at_ns = 0;
@@ -145,10 +82,9 @@ MetricsServer::~MetricsServer() { stop(); }
 
 Status MetricsServer::start() {
   Impl& m = *impl_;
-  const std::size_t max_threads = m.opt.max_threads;
-  m.server.new_task_queue = [max_threads] { return new GrowingPool(max_threads); };
-  m.server.set_keep_alive_max_count(m.opt.keep_alive_max_requests);
-  m.server.set_keep_alive_timeout(m.opt.keep_alive_timeout_s);
+  if (m.opt.token && m.opt.token->empty())
+    return Error{ErrorKind::invalid_argument, "the bearer token is empty, which would let anyone in",
+                 "give a non-empty token, or none to serve without one", 0};
   m.server.set_tcp_nodelay(true);
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second exporter bind
   // the same port silently and share its scrapes.
@@ -156,25 +92,13 @@ Status MetricsServer::start() {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
   });
-  m.server.Get("/metrics", [&m](const httplib::Request& req, httplib::Response& res) {
-    if (!m.authorized(req)) {
-      m.unauthorized.fetch_add(1);
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer realm=\"wattlab\"");
-      res.set_content("401 unauthorized: send 'Authorization: Bearer <token>'\n", "text/plain; charset=utf-8");
-      return;
-    }
+  // The token, the method and the absence of a body are checked before routing (GuardedServer).
+  m.server.Get("/metrics", [&m](const httplib::Request&, httplib::Response& res) {
     m.scrapes.fetch_add(1);
     const auto text = m.exposition();
     res.set_content(*text, kPrometheusContentType);
   });
-  m.server.Get("/", [&m](const httplib::Request& req, httplib::Response& res) {
-    if (!m.authorized(req)) {
-      m.unauthorized.fetch_add(1);
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer realm=\"wattlab\"");
-      return;
-    }
+  m.server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("wattlab exporter: metrics at /metrics\n", "text/plain; charset=utf-8");
   });
   const std::string where = m.opt.address + ":" + std::to_string(m.opt.port);

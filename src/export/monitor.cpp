@@ -6,7 +6,7 @@ namespace wattlab {
 namespace {
 
 std::optional<double> latest(const DomainLive& l, ReadingKind k) {
-  const auto& r = l.health(k).latest;
+  const auto& r = current_reading(l, k);
   if (!r) return std::nullopt;
   return r->value;
 }

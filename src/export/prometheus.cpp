@@ -65,6 +65,7 @@ struct GaugeMap {
   int family;
   const char* extra;  // "" or `key="value"`
   double scale;
+  bool counter = false;  // a driver's cumulative count: its newest value stays true after a loss
 };
 
 }  // namespace
@@ -116,7 +117,9 @@ std::string format_prometheus(const std::vector<Domain>& domains, const MeterSna
                      "Time the clocks were held by the power policy, as the driver counts it, in seconds.");
   Family tviol = fam("wattlab_thermal_violation_seconds_total", "counter",
                      "Time the clocks were held by the thermal policy, as the driver counts it, in seconds.");
-  Family up = fam("wattlab_domain_up", "gauge", "1 while the domain answers, 0 once it was lost.");
+  Family up = fam("wattlab_domain_up", "gauge",
+                  "1 while the domain answers, 0 once it was lost: its telemetry gauges are then omitted, its counters "
+                  "keep their final values.");
   Family reads = fam("wattlab_sensor_reads_total", "counter", "Successful reads, per reading.");
   Family errors = fam("wattlab_sensor_read_errors_total", "counter", "Failed reads, per reading.");
   Family ok_age = fam("wattlab_sensor_last_success_age_seconds", "gauge",
@@ -140,8 +143,8 @@ std::string format_prometheus(const std::vector<Domain>& domains, const MeterSna
       {ReadingKind::gpm_tensor_activity_pct, 5, "metric=\"tensor_activity\"", 0.01},
       {ReadingKind::gpm_dram_bw_pct, 5, "metric=\"dram_bandwidth\"", 0.01},
       {ReadingKind::memory_used_bytes, 6, "", 1},
-      {ReadingKind::power_violation_ns, 7, "", kNs},
-      {ReadingKind::thermal_violation_ns, 8, "", kNs},
+      {ReadingKind::power_violation_ns, 7, "", kNs, true},
+      {ReadingKind::thermal_violation_ns, 8, "", kNs, true},
   };
   Family* gauges[] = {&power, &limit, &clock, &temp, &util, &gpm, &mem, &pviol, &tviol};
 
@@ -156,11 +159,13 @@ std::string format_prometheus(const std::vector<Domain>& domains, const MeterSna
     }
     if (d.model.supports(ReadingKind::energy_counter_j)) resets.add(base, static_cast<double>(l.counter_resets));
     else if (l.energy_ok) unmeasured.add(base, static_cast<double>(l.unmeasured_ns) * kNs);
+    // Telemetry only while current: a lost domain's last power, clocks and temperatures are not
+    // repeated (wattlab_domain_up says it was lost; the counters keep their final values).
     for (const auto& m : maps) {
-      const auto& latest = l.health(m.kind).latest;
+      const auto& latest = m.counter ? l.health(m.kind).latest : current_reading(l, m.kind);
       if (latest) gauges[m.family]->add(with(m.extra), latest->value * m.scale);
     }
-    if (const auto& mask = l.health(ReadingKind::clock_event_reasons).latest) {
+    if (const auto& mask = current_reading(l, ReadingKind::clock_event_reasons)) {
       const auto bits = static_cast<uint64_t>(mask->value);
       for (const auto& r : clock_event_reasons())
         throttle.add(with(label("reason", std::string(r.name))), (bits & r.bit) ? 1 : 0);
@@ -205,14 +210,26 @@ std::string format_prometheus(const std::vector<Domain>& domains, const MeterSna
                    label("simulated", any_sim ? "true" : "false"),
                1);
   Family scrapes{"wattlab_exporter_scrapes_total", "counter", "Answers with status 200 on /metrics.", {}};
-  if (info.http_scrapes) scrapes.add(host, static_cast<double>(*info.http_scrapes));
   Family unauthorized{"wattlab_exporter_unauthorized_total", "counter", "Requests answered 401 (missing or wrong bearer token).", {}};
-  if (info.http_unauthorized) unauthorized.add(host, static_cast<double>(*info.http_unauthorized));
+  Family refused{"wattlab_exporter_refused_total", "counter",
+                 "Requests refused before any body was read: 413 (a body), 405 (not GET or HEAD), 400 (request head "
+                 "over the size limit). Each closes its connection.", {}};
+  Family timeouts{"wattlab_exporter_timeouts_total", "counter",
+                  "Connections closed because a request head or an answer took longer than --http-timeout-s.", {}};
+  Family conns{"wattlab_exporter_connections", "gauge",
+               "Connections holding a thread now (at most --http-threads; more wait for one).", {}};
+  if (info.http) {
+    scrapes.add(host, static_cast<double>(info.http->scrapes));
+    unauthorized.add(host, static_cast<double>(info.http->unauthorized));
+    refused.add(host, static_cast<double>(info.http->refused));
+    timeouts.add(host, static_cast<double>(info.http->timed_out));
+    conns.add(host, static_cast<double>(info.http->connections));
+  }
 
   std::string out;
   for (const Family* f : {&energy, &energy_age, &resets, &unmeasured, &power, &limit, &clock, &temp, &util, &gpm, &mem,
                           &throttle, &pviol, &tviol, &up, &reads, &errors, &ok_age, &gain, &lateness, &late_max,
-                          &last_read, &cpu, &uptime, &exporter, &scrapes, &unauthorized})
+                          &last_read, &cpu, &uptime, &exporter, &scrapes, &unauthorized, &refused, &timeouts, &conns})
     f->write(out);
   return out;
 }

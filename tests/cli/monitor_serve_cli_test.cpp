@@ -161,6 +161,35 @@ TEST(ServeCli, LoopbackHasNoWarningAndBadUsageExits2) {
   EXPECT_EQ(shell(wattlab_bin() + " serve --device sim --listen 127.0.0.1").rc, 2);
   EXPECT_EQ(shell(wattlab_bin() + " serve --device sim --listen 127.0.0.1:99999").rc, 2);
   EXPECT_EQ(shell(wattlab_bin() + " serve --device sim --token-file /nonexistent/token").rc, 2);
+  EXPECT_EQ(shell(wattlab_bin() + " serve --device sim --http-timeout-s 0").rc, 2);
+}
+
+// An empty token is an error naming where it came from, never "serve without a token".
+TEST(ServeCli, AnEmptyTokenExits2) {
+  const std::string serve = wattlab_bin() + " serve --device sim --listen 127.0.0.1:0 --duration-s 0.3";
+  for (const char* value : {"''", "'  '"}) {
+    const auto r = shell("WATTLAB_SERVE_TOKEN=" + std::string(value) + " " + serve);
+    EXPECT_EQ(r.rc, 2) << value << r.out;
+    EXPECT_NE(r.out.find("$WATTLAB_SERVE_TOKEN"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("is empty: an empty bearer token would let anyone in"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+  }
+  const auto no_path = shell(serve + " --token-file ''");
+  EXPECT_EQ(no_path.rc, 2) << no_path.out;
+  EXPECT_NE(no_path.out.find("--token-file ''"), std::string::npos) << no_path.out;
+  const std::string file = "/tmp/wattlab-serve-token-" + std::to_string(getpid());
+  std::ofstream(file) << "ab\x01" "cd\n";
+  const auto control = shell(serve + " --token-file " + file);
+  EXPECT_EQ(control.rc, 2) << control.out;
+  EXPECT_NE(control.out.find("control character"), std::string::npos) << control.out;
+  std::ofstream(file) << "  s3cret \r\n";
+  const auto ok = shell(serve + " --token-file " + file);
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_NE(ok.out.find("bearer token required"), std::string::npos) << ok.out;
+  std::remove(file.c_str());
+  const auto env = shell("WATTLAB_SERVE_TOKEN=s3cret " + serve);
+  EXPECT_EQ(env.rc, 0) << env.out;
+  EXPECT_NE(env.out.find("bearer token required"), std::string::npos) << env.out;
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The /metrics server on loopback: answers, bearer token, cache, many concurrent keep-alive clients.
+// Hostile clients (bodies, slow and idle connections): hostile_clients_test.cpp.
 #include "wattlab/export/metrics_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,7 +19,7 @@ struct Served {
   VirtualClock clock{0};
   std::atomic<int> renders{0};
   std::unique_ptr<MetricsServer> server;
-  explicit Served(std::string token = "", int64_t min_age_ns = 10'000'000) {
+  explicit Served(std::optional<std::string> token = std::nullopt, int64_t min_age_ns = 10'000'000) {
     MetricsServerOptions o;
     o.port = 0;
     o.token = std::move(token);
@@ -43,7 +45,7 @@ TEST(MetricsServer, AnswersTheExpositionWithTheTextContentType) {
 }
 
 TEST(MetricsServer, CachesWithinMinAgeAndRebuildsAfter) {
-  Served s("", 10'000'000);
+  Served s(std::nullopt, 10'000'000);
   auto c = s.client();
   EXPECT_EQ(c.Get("/metrics")->body, "render 1 scrapes 1\n");
   EXPECT_EQ(c.Get("/metrics")->body, "render 1 scrapes 1\n");  // virtual time stood still
@@ -67,6 +69,18 @@ TEST(MetricsServer, BearerTokenIsRequiredWhenSet) {
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(s.server->counters().unauthorized, 3u);
   EXPECT_EQ(s.server->counters().scrapes, 1u);
+}
+
+TEST(MetricsServer, AnEmptyTokenIsAnErrorNotNoAuthentication) {
+  MetricsServerOptions o;
+  o.port = 0;
+  o.token = "";
+  VirtualClock clock;
+  MetricsServer server(o, [](const ServerCounters&) { return std::string("secret\n"); }, clock);
+  const Status st = server.start();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind, ErrorKind::invalid_argument);
+  EXPECT_NE(st.error().message().find("empty"), std::string::npos) << st.error().message();
 }
 
 TEST(MetricsServer, ManyConcurrentKeepAliveClientsAllGetAnswers) {

@@ -95,6 +95,45 @@ TEST(Prometheus, ReadErrorsAndAgesShowInSensorHealth) {
   EXPECT_LT(value_of(text, "wattlab_sensor_last_success_age_seconds", "reading=\"power_average_w\""), 0.11);
 }
 
+// Whether any series of `metric` has labels containing `has`.
+bool has_series(const std::string& text, const std::string& metric, const std::string& has) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(metric + "{", 0) == 0 && line.find(has) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Prometheus, ALostGpuSaysSoAndStopsRepeatingItsLastTelemetry) {
+  testing::LiveSim s(board("gpu-lost 1s"));
+  const std::string gpu0 = "domain=\"gpu:0\"";
+  const char* gauges[] = {"wattlab_power_watts", "wattlab_power_limit_watts", "wattlab_clock_hertz",
+                          "wattlab_temperature_celsius", "wattlab_utilization_ratio", "wattlab_memory_used_bytes",
+                          "wattlab_throttle_reason_active"};
+  const std::string before = format_prometheus(s.meter->domains(), s.at(0.9), node_a());
+  EXPECT_EQ(value_of(before, "wattlab_domain_up", gpu0), 1);
+  for (const char* g : gauges) EXPECT_TRUE(has_series(before, g, gpu0)) << g << " missing before the loss";
+  const std::string after = format_prometheus(s.meter->domains(), s.at(2.0), node_a());
+  EXPECT_EQ(value_of(after, "wattlab_domain_up", gpu0), 0);
+  for (const char* g : gauges) EXPECT_FALSE(has_series(after, g, gpu0)) << g << " still exported after the loss";
+  // The energy counter keeps its final value (the energy used until the loss), its age grows.
+  const double e = value_of(after, "wattlab_energy_joules_total", gpu0);
+  const std::string later = format_prometheus(s.meter->domains(), s.at(3.0), node_a());
+  EXPECT_EQ(value_of(later, "wattlab_energy_joules_total", gpu0), e);
+  EXPECT_GT(value_of(later, "wattlab_energy_age_seconds", gpu0), 1.9);
+  EXPECT_EQ(value_of(later, "wattlab_domain_up", gpu0), 0);
+}
+
+TEST(Prometheus, AReadingWhoseReadsFailIsOmittedUntilOneSucceeds) {
+  testing::LiveSim s(board("read-error power_instant_w 1s-1.5s"));
+  const std::string during = format_prometheus(s.meter->domains(), s.at(1.45), node_a());
+  EXPECT_FALSE(has_series(during, "wattlab_power_watts", "kind=\"instant\"")) << during;
+  EXPECT_TRUE(has_series(during, "wattlab_power_watts", "kind=\"average\""));
+  EXPECT_EQ(value_of(during, "wattlab_domain_up", "domain=\"gpu:0\""), 1);
+  const std::string after = format_prometheus(s.meter->domains(), s.at(1.7), node_a());
+  EXPECT_TRUE(has_series(after, "wattlab_power_watts", "kind=\"instant\"")) << after;
+}
+
 TEST(Prometheus, RealDomainsCpuLabelsThrottleFlagsAndNoCounterDomains) {
   Domain gpu;
   gpu.id = "gpu:1/memory";
@@ -122,7 +161,7 @@ TEST(Prometheus, RealDomainsCpuLabelsThrottleFlagsAndNoCounterDomains) {
   ExpositionInfo info;
   info.host = "h";
   info.device_selection = "auto";
-  info.http_scrapes = 3;
+  info.http = ServerCounters{3, 0, 1, 0, 0, 0};
   const std::string text = format_prometheus({gpu, cpu}, snap, info);
   EXPECT_EQ(text.find("SIMULATED"), std::string::npos) << "real devices carry no SIMULATED note";
   EXPECT_NE(text.find(R"(wattlab_energy_joules_total{host="h",domain="gpu:1/memory",gpu="1",uuid="GPU-abc",name="NVIDIA \"H200\"\\x",scope="memory",simulated="false"} 12.5)"),

@@ -2,6 +2,7 @@
 // counters that never go back, so that Prometheus' rate() and a monitor's deltas stay sane.
 #pragma once
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ class LiveMeter {
   std::mutex mu_;
   std::vector<double> published_j_;
 };
+
+// The newest reading of `kind` while it still describes the device: the domain is not lost and
+// the newest read of that kind succeeded. A lost domain's telemetry, or a reading whose reads now
+// fail, has no current value (empty), so exporters omit it rather than repeat the last one.
+const std::optional<Reading>& current_reading(const DomainLive& live, ReadingKind kind);
 
 // Names of the bits set in an NVML clocks-event (throttle) reason mask, in bit order, e.g.
 // "sw_power_cap". Unknown bits come out as "bit_0x...".

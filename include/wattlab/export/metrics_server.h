@@ -1,10 +1,14 @@
 // The HTTP side of `wattlab serve`: GET /metrics on cpp-httplib with a bounded, lazily grown
 // thread pool, optional bearer token, and a cache so that many scrapers never queue on the
-// meter's lock (at most one snapshot per min_age).
+// meter's lock (at most one snapshot per min_age). Hostile clients are bounded: no request body
+// is read (refused before routing, with the token checked first), a request head must arrive
+// within `timeout_ms` and fit in max_head_bytes, and slow or idle clients give their threads up
+// (src/export/guarded_server.h, docs/export.md).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "wattlab/core/clock.h"
@@ -15,10 +19,15 @@ namespace wattlab {
 struct MetricsServerOptions {
   std::string address = "127.0.0.1";
   int port = 9464;               // 0: any free port (see MetricsServer::port())
-  std::string token;             // non-empty: requests need "Authorization: Bearer <token>" (401 otherwise)
+  // Set: requests need "Authorization: Bearer <token>" (401 otherwise). Set but empty is refused
+  // by start(): it would let anyone in.
+  std::optional<std::string> token;
   std::size_t max_threads = 256;  // connection threads, started as needed; a keep-alive client holds one
   std::size_t keep_alive_max_requests = 10000;
-  int keep_alive_timeout_s = 5;
+  // A connection must deliver its next request head within this of connecting or of its previous
+  // answer, and take each answer within it; else it is closed. Also the keep-alive idle time.
+  int64_t timeout_ms = 5000;
+  std::size_t max_head_bytes = 16 * 1024;  // request line and headers; a longer head is refused
   int64_t min_age_ns = 10'000'000;  // a cached exposition younger than this is served as is
 };
 
@@ -27,6 +36,9 @@ struct ServerCounters {
   uint64_t scrapes = 0;        // 200 answers on /metrics
   uint64_t unauthorized = 0;   // 401 answers
   uint64_t renders = 0;        // expositions built
+  uint64_t refused = 0;        // 413 (a body), 405 (not GET or HEAD), request heads over the limit
+  uint64_t timed_out = 0;      // connections closed at the timeout with their request unfinished
+  uint64_t connections = 0;    // connections holding a thread now
 };
 
 class MetricsServer {

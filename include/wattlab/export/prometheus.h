@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "wattlab/export/metrics_server.h"
 #include "wattlab/meter/meter.h"
 
 namespace wattlab {
@@ -15,7 +16,7 @@ struct ExpositionInfo {
   std::string device_selection;  // --device: "auto", "sim", "nvml", "rapl"
   std::string version = "0.1.0";
   // The HTTP server's own counts, when there is a server (wattlab serve).
-  std::optional<uint64_t> http_scrapes, http_unauthorized;
+  std::optional<ServerCounters> http;
 };
 
 // Content-Type of the text format.
