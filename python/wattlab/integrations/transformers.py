@@ -70,7 +70,11 @@ class WattlabTrainerCallback(_Base):
         """Adds this callback to `trainer` ahead of its other callbacks, so that the reporting
         integrations (TensorBoard, W&B, ...) and the progress printer, which the Trainer adds before
         any callback of the user's, see the energy keys in the same log. Returns self."""
-        trainer.callback_handler.callbacks.insert(0, self)
+        callbacks = getattr(getattr(trainer, "callback_handler", None), "callbacks", None)
+        if isinstance(callbacks, list):
+            callbacks.insert(0, self)
+        else:  # a Trainer that keeps its callbacks otherwise: after the others, the keys still reach log_history
+            trainer.add_callback(self)
         return self
 
     # ---- the Trainer's events ----
