@@ -90,8 +90,9 @@ def main():
                 print(f"generate {i}: {g.tokens} new tokens, no estimate {[x.code for x in r.issues]}{tag}")
             else:
                 print(f"generate {i}: {g.tokens} new tokens ({len(expected)} sequences, {ended} ended at EOS; "
-                      f"prompts {g.prompt_tokens} tokens) in {r.dur_s:.3f} s: {r.energy_j:.2f} J ± {r.uncertainty_j:.2f} J "
-                      f"(95 %; gain ± {r.systematic_j:.2f} J), {g.energy_per_token_j * 1e3:.3f} mJ/token ± "
+                      f"prompts {g.prompt_tokens} tokens) in {r.dur_s:.3f} s: {r.energy_j:.2f} J ± "
+                      f"{r.uncertainty_j:.2f} J (95 %; gain ± {r.systematic_j:.2f} J), "
+                      f"{g.energy_per_token_j * 1e3:.3f} mJ/token ± "
                       f"{g.energy_per_token_u95_j * 1e3:.3f} mJ/token, {r.estimator}"
                       f"{'' if r.final else ' PROVISIONAL'}{tag}")
             if not counted:
@@ -100,10 +101,12 @@ def main():
     per_token = [x["energy_per_token_j"] for x in records if x["energy_per_token_j"] is not None]
     if len(per_token) >= 2:
         mean = statistics.mean(per_token)
-        print(f"J/token over {len(per_token)} calls: mean {mean * 1e3:.3f} mJ, CV {statistics.stdev(per_token) / mean * 100:.2f} %")
+        cv = statistics.stdev(per_token) / mean * 100
+        print(f"J/token over {len(per_token)} calls: mean {mean * 1e3:.3f} mJ, CV {cv:.2f} % (spread between calls)")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"calls": records, "transformers": transformers.__version__, "torch": torch.__version__}, f, indent=1)
+            json.dump({"calls": records, "transformers": transformers.__version__, "torch": torch.__version__}, f,
+                      indent=1)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

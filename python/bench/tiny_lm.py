@@ -65,7 +65,8 @@ def describe(r):
     tag = " SIMULATED" if r["simulated"] else ""
     state = "" if r["final"] else " PROVISIONAL"
     if r["energy_j"] is None:
-        return f"{r['kind']} {r['step']:>5} (epoch {r['epoch']}): {r['dur_s']:.3f} s, no estimate {r['issues']}{state}{tag}"
+        return (f"{r['kind']} {r['step']:>5} (epoch {r['epoch']}): {r['dur_s']:.3f} s, no estimate "
+                f"{r['issues']}{state}{tag}")
     return (f"{r['kind']} {r['step']:>5} (epoch {r['epoch']}): {r['dur_s']:.3f} s, {r['energy_j']:.3f} J "
             f"± {r['energy_u95_j']:.3f} J (95 %; gain ± {r['systematic_j']:.3f} J), mean {r['mean_power_w']:.1f} W, "
             f"{r['estimator']}{state}{tag}")

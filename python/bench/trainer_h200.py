@@ -66,7 +66,8 @@ def checks(cb, history, global_step):
     check(len(cb.steps) == global_step and all(r["final"] for r in cb.steps),
           f"{len(cb.steps)} step records for {global_step} steps, {sum(r['final'] for r in cb.steps)} final")
     missing = [r for r in cb.steps + cb.epochs if r["energy_j"] is None]
-    check(not missing, f"{len(missing)} windows without an estimate" + (f" ({missing[0]['issues']})" if missing else ""))
+    check(not missing, f"{len(missing)} windows without an estimate"
+          + (f" (the first one's issues: {missing[0]['issues']})" if missing else ""))
     if missing:
         return False, lines
     logs = [h for h in history if "energy_steps" in h]

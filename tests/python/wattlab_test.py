@@ -299,7 +299,8 @@ m.close()
 
 def test_a_forked_child_exits_normally_and_measures_on_its_own_meter(tmp_path):
     db = tmp_path / "runs.db"
-    out = subprocess.run([sys.executable, "-c", _FORKING_PROGRAM, str(db)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", _FORKING_PROGRAM, str(db)], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
     assert out.stdout.splitlines() == ["child 100 True", "parent 0 800"]

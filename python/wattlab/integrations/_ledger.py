@@ -1,8 +1,8 @@
 """The windows a training callback closed, until their results are final, then as records of plain
 data; and the sum of several records.
 
-A window's result is final once the meter's timeline covers its end (about one counter update, up
-to a second, after it closed), so a callback cannot know a step's energy at the step's end without
+A window's result is final once the meter's timeline covers its end (a second or two after it
+closed), so a callback cannot know a step's energy at the step's end without
 stalling training. It files the closed window here and takes the results that are final whenever
 it logs; windows close in time order, so the first one not yet final ends a take.
 """
@@ -33,10 +33,9 @@ def total(records):
 
 
 class Ledger:
-    """Closed windows of one meter, waiting for their final results, in the order they closed."""
+    """Closed windows, waiting for their final results, in the order they closed."""
 
-    def __init__(self, meter):
-        self._meter = meter
+    def __init__(self):
         self._pending = collections.deque()  # (window, kind, step, epoch)
 
     def __len__(self):

@@ -32,7 +32,7 @@ class TrainingWindows:
         """Opens the meter if this run owns one; from here on windows are measured."""
         if self.meter is None:
             self.meter = Meter(**self._meter_options)
-        self._ledger = Ledger(self.meter)
+        self._ledger = Ledger()
 
     @property
     def step_open(self):

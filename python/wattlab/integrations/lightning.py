@@ -1,7 +1,8 @@
 """A PyTorch Lightning callback: a wattlab window per optimizer step (from on_train_batch_start to the
 on_train_batch_end after which trainer.global_step moved: one batch, or the batches of one gradient
 accumulation) and per training epoch, whose energies with their 95 % uncertainty go to the
-Trainer's loggers at the step Lightning logs that step's own metrics at (docs/python.md, "PyTorch Lightning").
+Trainer's loggers at the step Lightning logs that step's own metrics at (docs/python.md,
+"PyTorch Lightning").
 
     from wattlab.integrations.lightning import WattlabLightningCallback
     trainer = L.Trainer(max_epochs=2, callbacks=[WattlabLightningCallback(devices="auto")])
@@ -37,8 +38,8 @@ class WattlabLightningCallback(_Base):
     Lightning logs that step's or epoch's own metrics at: `energy_step_j` and `energy_step_u95_j` (its
     95 % uncertainty) of the n-th optimizer step at step n-1, as the step's loss; `energy_epoch_j`,
     `energy_epoch_u95_j` and `epoch` at the epoch's end (step = the optimizer steps done by then);
-    `energy_simulated` 1.0 on the simulated GPU. A result is final about a second at most after its
-    window closed, so each batch end sends the results that became final since the previous one; at
+    `energy_simulated` 1.0 on the simulated GPU. A result is final a second or two after its window
+    closed, so each batch end sends the results that became final since the previous one; at
     on_train_end it waits for the rest (`final_wait_s` each). With prog_bar=True the newest step's
     energy is also logged with pl_module.log (progress bar and callback_metrics only).
 
@@ -113,9 +114,9 @@ class WattlabLightningCallback(_Base):
     # ---- loggers ----
     @staticmethod
     def _send(trainer, steps, epochs):
-        """Each final record to every logger at the step Lightning logs that step's (epoch's) metrics at: the
-        n-th optimizer step's at n-1 (the steps its batches stepped before it), an epoch's at the steps
-        done by its end."""
+        """Each final record to every logger at the step Lightning logs that step's (epoch's) own
+        metrics at: the n-th optimizer step's at n-1 (the steps done before it), an epoch's at the
+        steps done by its end."""
         loggers = list(getattr(trainer, "loggers", None) or [])
         if not loggers:
             return

@@ -34,10 +34,11 @@ class WattlabTrainerCallback(_Base):
     `energy_j` (their energy, J), `energy_u95_j` (its 95 % uncertainty, the steps' added in quadrature),
     `energy_steps` (how many steps), `energy_per_step_j` and `energy_last_step` (the newest global step
     included); and for the newest epoch final since then `energy_epoch_j`, `energy_epoch_u95_j` and
-    `energy_epoch` (that epoch's number, 1 for the first). On the simulated
-    GPU `energy_simulated` is True. A result is final about a second at most after its window closed,
-    so a log covers the steps up to about a second before it; once training is over (the last step,
-    or a stop) a log waits for every result (`final_wait_s` each), and so does `on_train_end`.
+    `energy_epoch` (that epoch's number, 1 for the first). On the simulated GPU `energy_simulated` is
+    True. A result is final a second or two after its window closed, so a log covers the steps up to
+    a second or two before it; once training is over (the last step, or a stop) a log waits for every
+    result (`final_wait_s` each), and so does `on_train_end`. The Trainer has no event for an
+    exception out of train(): a meter the callback owns then ends its run when the process exits.
 
     meter: a wattlab.Meter to measure on (left open); None: one is opened at on_train_begin with
     `meter_options` (devices="auto", db=...) and closed at on_train_end. sync: called before each
