@@ -1,7 +1,8 @@
 """The wattlab Python package (python/wattlab) over the built libwattlab.so, on the simulated GPU:
 windows and their results (SIMULATED), counts, the decorator, windows() rows, the Zeus face, C
 errors as Python exceptions with the C message, the stored run, Python threads, and a forked child
-whose meter is inert. Numbers come from the virtual clock (400 W for 2 s, exact gain); the
+whose copy of the parent's meter is inert (also when it exits as Python does) and which can measure
+on a meter of its own. Numbers come from the virtual clock (400 W for 2 s, exact gain); the
 real-time tests check only what the sampler thread must deliver (a final result)."""
 import json
 import os
@@ -270,3 +271,39 @@ def test_a_missing_library_names_where_it_looked():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert "libwattlab.so not found" in out.stdout
     assert "WATTLAB_LIBRARY: /nonexistent/libwattlab.so.1 (not there)" in out.stdout
+
+
+_FORKING_PROGRAM = """
+import os, sys, wattlab
+sim = dict(devices="sim", sim_gain_error=0.0, virtual_clock=10**12)
+m = wattlab.Meter(db=sys.argv[1], sim_workload="step 400W 600s", **sim)
+m.advance(3)
+w = m.open("parent")
+pid = os.fork()
+if pid == 0:  # a worker that measures on a meter of its own, then exits as Python does
+    own = wattlab.Meter(sim_workload="step 100W 600s", **sim)
+    own.advance(3)
+    with own.window("child") as cw:
+        own.advance(1)
+    own.advance(3)
+    print("child", round(cw.result.energy_j), cw.result.final, flush=True)
+    sys.exit(0)  # atexit closes both meters it can see: its own, and the parent's (which must refuse)
+_, status = os.waitpid(pid, 0)
+m.advance(2)
+w.close()
+m.advance(3)
+print("parent", os.WIFEXITED(status) and os.WEXITSTATUS(status), round(w.result.energy_j), flush=True)
+m.close()
+"""
+
+
+def test_a_forked_child_exits_normally_and_measures_on_its_own_meter(tmp_path):
+    db = tmp_path / "runs.db"
+    out = subprocess.run([sys.executable, "-c", _FORKING_PROGRAM, str(db)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
+    assert out.stdout.splitlines() == ["child 100 True", "parent 0 800"]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT exit_status FROM runs").fetchall() == [(0,)]  # the parent's run, ended once
+    assert con.execute("SELECT name, final FROM windows").fetchall() == [("parent", 1)]
