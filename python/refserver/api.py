@@ -152,7 +152,7 @@ class ResponseShape:
 
 
 def error_body(message, status):
-    kind = {400: "BadRequestError", 404: "NotFoundError"}.get(status, "InternalServerError")
+    kind = {400: "BadRequestError", 404: "NotFoundError", 409: "ConflictError"}.get(status, "InternalServerError")
     return {"object": "error", "message": message, "type": kind, "code": status}
 
 

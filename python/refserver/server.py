@@ -35,6 +35,7 @@ class RefServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/health", self._health)
+        app.router.add_put("/refserver/max_num_seqs", self._set_max_num_seqs)
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
         return app
@@ -59,6 +60,23 @@ class RefServer:
 
     async def _health(self, request):
         return web.Response(text="ok\n")
+
+    async def _set_max_num_seqs(self, request):
+        """The batch cap between benchmarks, without rebuilding the model: the engine (its KV cache,
+        its CUDA graphs) stays as started, sized for the largest cap. Only while idle."""
+        try:
+            value = (await request.json()).get("max_num_seqs")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            value = None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            return web.json_response(api.error_body("expected {\"max_num_seqs\": N} with N >= 1", 400), status=400)
+        if self.admission.running or self.admission.waiting:
+            return web.json_response(api.error_body(
+                f"{self.admission.running} requests running, {self.admission.waiting} waiting: "
+                "the cap changes only while the server is idle", 409), status=409)
+        self.admission.max_running = value
+        log.info("batch cap set to %d", value)
+        return web.json_response({"max_num_seqs": value})
 
     async def _metrics(self, request):
         return web.Response(text=render(self.model, self.snapshot(), self.counters),

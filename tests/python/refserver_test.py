@@ -179,6 +179,27 @@ def test_the_batch_cap_queues_requests_in_arrival_order_and_metrics_say_so():
     run(go, engine, cap=2)
 
 
+def test_the_cap_changes_between_benchmarks_only_while_idle():
+    engine = FakeEngine(step_s=None)
+
+    async def go(client, srv):
+        r = await client.put("/refserver/max_num_seqs", json={"max_num_seqs": 3})
+        assert r.status == 200 and srv.admission.max_running == 3
+        m = await (await client.get("/metrics")).text()
+        assert metric(m, "refserver:max_num_seqs") == 3
+        for bad in ({"max_num_seqs": 0}, {"max_num_seqs": "8"}, {}):
+            assert (await client.put("/refserver/max_num_seqs", json=bad)).status == 400
+        task = asyncio.create_task(post(client, "/v1/completions", body(prompt="x", max_tokens=2)))
+        await settle(lambda: srv.admission.running == 1, "one admitted")
+        r = await client.put("/refserver/max_num_seqs", json={"max_num_seqs": 8})
+        assert r.status == 409 and "idle" in (await r.json())["message"]
+        while not task.done():
+            engine.step()
+            await asyncio.sleep(0.01)
+        assert (await client.put("/refserver/max_num_seqs", json={"max_num_seqs": 8})).status == 200
+    run(go, engine, cap=2)
+
+
 def test_the_kv_budget_holds_running_below_the_cap():
     engine = FakeEngine(step_s=None, kv_budget_tokens=2 * (1 + 8))  # room for two sequences of 1 + 8
 
