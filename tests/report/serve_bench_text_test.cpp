@@ -91,13 +91,13 @@ TEST(ServeBenchText, ASeriesShowsTheWorkloadThePilotsAndTheInterval) {
   infer::SeriesDescription d;
   d.spec = infer::WorkloadSpec{};
   d.spec->input = {infer::LengthKind::geometric, 256, 1, 8192};
-  d.spec->output = {infer::LengthKind::geometric, 395.6, 1, 4096};
-  d.spec->source = "output mean 395.6 tokens = mean avg_output_len of 11 rows of chat.json";
+  d.spec->output = {infer::LengthKind::geometric, 396.6, 1, 4096};
+  d.spec->source = "output mean 396.6 tokens = mean avg_output_len of 11 rows of chat.json";
   std::ostringstream out;
   print_serve_bench_series(out, s, d);
   const std::string t = out.str();
-  EXPECT_NE(t.find("workload: synthetic chat requests, output mean 395.6 tokens = mean avg_output_len"), std::string::npos) << t;
-  EXPECT_NE(t.find("output lengths geometric around a mean of 395.6 tokens (capped at 4096)"), std::string::npos) << t;
+  EXPECT_NE(t.find("workload: synthetic chat requests, output mean 396.6 tokens = mean avg_output_len"), std::string::npos) << t;
+  EXPECT_NE(t.find("output lengths geometric around a mean of 396.6 tokens (capped at 4096)"), std::string::npos) << t;
   EXPECT_NE(t.find("== pilot 1: 14 requests, seed 1 (window too short: the next run is sized from 850 tok/s)"),
             std::string::npos) << t;
   EXPECT_NE(t.find("== repeat 3: 120 requests, seed 4\n"), std::string::npos) << t;
