@@ -82,7 +82,7 @@ def build_engine(a):
     engine = TransformersEngine(model, cfg, api.Sampling(a.temperature, a.top_p), api.DEFAULT_MAX_TOKENS,
                                 max_batch_tokens=a.max_batch_tokens, kv_cache_tokens=a.kv_cache_tokens,
                                 kv_memory_fraction=a.kv_memory_fraction, block_size=a.block_size,
-                                warmup=not a.no_warmup, log=log)
+                                max_requests_per_step=a.max_num_seqs, warmup=not a.no_warmup, log=log)
     return engine, info
 
 

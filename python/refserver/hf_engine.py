@@ -25,7 +25,7 @@ def continuous_batching_config(cb_cls, wanted):
 
 class TransformersEngine(Engine):
     def __init__(self, model, cfg, sampling, max_new_tokens_default, max_batch_tokens=None, kv_cache_tokens=None,
-                 kv_memory_fraction=None, block_size=None, warmup=True, log=print):
+                 kv_memory_fraction=None, block_size=None, max_requests_per_step=None, warmup=True, log=print):
         import transformers
         from transformers import GenerationConfig
         from transformers.generation import ContinuousBatchingConfig
@@ -41,9 +41,16 @@ class TransformersEngine(Engine):
             if block_size is None:
                 block_size = next(f.default for f in dataclasses.fields(ContinuousBatchingConfig) if f.name == "block_size")
             num_blocks = math.ceil(kv_cache_tokens / block_size)
-        cb = continuous_batching_config(ContinuousBatchingConfig, {
-            "max_batch_tokens": max_batch_tokens, "num_blocks": num_blocks, "block_size": block_size,
-            "max_memory_percent": kv_memory_fraction})
+        wanted = {"max_batch_tokens": max_batch_tokens, "num_blocks": num_blocks, "block_size": block_size,
+                  "max_memory_percent": kv_memory_fraction}
+        # The batch cap as the engine's per-step limit too (vLLM schedules up to max_num_seqs a step),
+        # where this transformers has that field; said at start either way.
+        fields = {f.name for f in dataclasses.fields(ContinuousBatchingConfig)}
+        self.per_step_limit = "max_requests_per_batch" in fields and max_requests_per_step is not None
+        if self.per_step_limit:
+            wanted["max_requests_per_batch"] = max_requests_per_step
+        log(f"requests per step: {'at most ' + str(max_requests_per_step) if self.per_step_limit else 'transformers decides (no max_requests_per_batch field)'}")
+        cb = continuous_batching_config(ContinuousBatchingConfig, wanted)
         self.manager = model.init_continuous_batching(generation_config=gen, continuous_batching_config=cb)
         if warmup and hasattr(self.manager, "warmup"):
             log("warming up (CUDA graphs of the largest shapes)...")
@@ -61,8 +68,12 @@ class TransformersEngine(Engine):
 
     def submit(self, request, emit):
         self._sinks[request.request_id] = [emit, 0, request.max_new_tokens]
-        self.manager.add_request(input_ids=request.prompt_ids, request_id=request.request_id,
-                                 max_new_tokens=request.max_new_tokens, streaming=True)
+        try:
+            self.manager.add_request(input_ids=request.prompt_ids, request_id=request.request_id,
+                                     max_new_tokens=request.max_new_tokens, streaming=True)
+        except Exception as e:  # the request fails, the server goes on
+            del self._sinks[request.request_id]
+            emit(TokenEvent(finished=True, error=f"the engine refused the request: {type(e).__name__}: {e}"))
 
     def cancel(self, request_id):
         self._sinks.pop(request_id, None)
@@ -133,7 +144,7 @@ class TransformersEngine(Engine):
                 v = getattr(cb, f.name)
                 resolved[f.name] = v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
         return {"engine": "transformers continuous batching", "transformers": self.transformers_version,
-                "continuous_batching_config": resolved}
+                "per_step_limit_is_the_cap": self.per_step_limit, "continuous_batching_config": resolved}
 
     async def close(self):
         self._stop.set()
