@@ -31,35 +31,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import wattlab_marks as marks  # noqa: E402
+from refserver import models  # noqa: E402
 
-# Inline configurations: the published shapes of the two models (config.json of each).
-MODELS = {
-    "llama8b": {
-        "family": "llama",
-        "model_id": "random/Llama-3.1-8B-shape",
-        "architecture": "LlamaForCausalLM",
-        "total_params_b": 8.03,
-        "active_params_b": 8.03,
-        "config": dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, max_position_embeddings=131072,
-                       rms_norm_eps=1e-5, rope_theta=500000.0, hidden_act="silu", initializer_range=0.02,
-                       tie_word_embeddings=False, attention_bias=False, mlp_bias=False,
-                       bos_token_id=128000, eos_token_id=128001),
-    },
-    "mixtral": {
-        "family": "mixtral",
-        "model_id": "random/Mixtral-8x7B-shape",
-        "architecture": "MixtralForCausalLM",
-        "total_params_b": 46.7,
-        "active_params_b": 12.9,
-        "config": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, max_position_embeddings=32768,
-                       rms_norm_eps=1e-5, rope_theta=1e6, hidden_act="silu", initializer_range=0.02,
-                       num_local_experts=8, num_experts_per_tok=2, router_aux_loss_coef=0.0,
-                       output_router_logits=False, tie_word_embeddings=False, sliding_window=None,
-                       bos_token_id=1, eos_token_id=2),
-    },
-}
+# The two models' published shapes (python/refserver/models.py, shared with the reference server).
+MODELS = {"llama8b": "llama-8b", "mixtral": "mixtral-8x7b"}
 
 
 def log(*a):
@@ -69,57 +44,6 @@ def log(*a):
 def cpu_s():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-
-
-def build_model(spec, torch, transformers):
-    cfg_cls = getattr(transformers, "LlamaConfig" if spec["family"] == "llama" else "MixtralConfig")
-    model_cls = getattr(transformers, spec["architecture"])
-    cfg = cfg_cls(**spec["config"])
-    t0 = time.monotonic()
-    torch.manual_seed(0)
-    # Built straight in bf16 on the GPU: an fp32 Mixtral (187 GB) would not fit.
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.bfloat16)
-    try:
-        with torch.device("cuda"):
-            model = model_cls(cfg)
-    finally:
-        torch.set_default_dtype(old)
-    model.to(torch.bfloat16)
-    # Explicit initialization: constructors may leave memory uninitialized (transformers skips its
-    # init when it expects a checkpoint). Every parameter gets a realistic value, whatever happened.
-    std = cfg.initializer_range
-    stats = {"normal": 0, "ones": 0, "zeros": 0}
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            lname = name.lower()
-            if p.ndim == 1 and "norm" in lname:
-                p.fill_(1.0)
-                stats["ones"] += p.numel()
-            elif p.ndim == 1:
-                p.zero_()
-                stats["zeros"] += p.numel()
-            else:
-                p.normal_(0.0, std)
-                stats["normal"] += p.numel()
-    torch.cuda.synchronize()
-    model.eval()
-    n = sum(p.numel() for p in model.parameters())
-    w = next(p for name, p in model.named_parameters() if p.ndim == 2)
-    log(f"built {spec['model_id']}: {n / 1e9:.2f}B parameters in {time.monotonic() - t0:.1f} s; "
-        f"init normal(0,{std}) {stats['normal'] / 1e9:.2f}B, ones {stats['ones']}, zeros {stats['zeros']}; "
-        f"sample weight std {w.float().std().item():.4f}")
-    return model, cfg, n
-
-
-def check_finite(model, cfg, torch):
-    ids = torch.randint(0, cfg.vocab_size, (2, 16), device="cuda")
-    with torch.no_grad():
-        logits = model(input_ids=ids).logits
-    ok = bool(torch.isfinite(logits).all().item())
-    log(f"finite-output check: {'ok' if ok else 'FAILED'} (logits std {logits.float().std().item():.3f})")
-    if not ok:
-        raise SystemExit("logits are not finite: the weights are not initialized as expected")
 
 
 class Timing:
@@ -139,14 +63,9 @@ class Timing:
         return [(b - a) * 1e3 for a, b in zip(self.t[1:], self.t[2:])]
 
 
-def kv_bytes_per_token(cfg):
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * 2  # K and V, bf16
-
-
 def batches_that_fit(cfg, torch, prompt_len, new_tokens, max_batch):
     free, _ = torch.cuda.mem_get_info()
-    per_seq = kv_bytes_per_token(cfg) * (prompt_len + new_tokens)
+    per_seq = models.kv_bytes_per_token(cfg.to_dict()) * (prompt_len + new_tokens)
     # Per sequence also: prefill activations (~ prompt x intermediate x 2 B x a few) and fp32 logits.
     per_seq += prompt_len * cfg.intermediate_size * 2 * 4 + cfg.vocab_size * 4 * 2
     usable = free * 0.80
@@ -303,7 +222,8 @@ def main():
     import torch
     import transformers
 
-    spec = MODELS[args.model]
+    shape = MODELS[args.model]
+    spec = models.SHAPES[shape]
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA device")
     gpu_name = torch.cuda.get_device_name(0)
@@ -312,13 +232,15 @@ def main():
         if hasattr(torch._dynamo.config, k):
             setattr(torch._dynamo.config, k, 256)
     marks.tag(model=spec["model_id"], nickname=args.model, architecture=spec["architecture"], gpu=gpu,
-              gpu_name=gpu_name, gpus=1, precision="bfloat16", total_params_b=spec["total_params_b"],
-              active_params_b=spec["active_params_b"], weights="random normal(0, initializer_range)",
+              gpu_name=gpu_name, gpus=1, precision="bfloat16",
+              total_params_b=round(models.param_count(spec["config"]) / 1e9, 2),
+              active_params_b=round(models.param_count(spec["config"], active=True) / 1e9, 2), weights="random normal(0, initializer_range)",
               torch=torch.__version__, transformers=transformers.__version__)
     log(f"torch {torch.__version__}, transformers {transformers.__version__}, {gpu_name}")
     marks.open("build")
-    model, cfg, n_params = build_model(spec, torch, transformers)
-    check_finite(model, cfg, torch)
+    model, cfg = models.build_random_model(shape, "cuda", "bfloat16", log=log)
+    n_params = sum(p.numel() for p in model.parameters())
+    models.check_finite(model, cfg, "cuda", log=log)
     count_compiled_calls(model)
     marks.close("build")
     fit = batches_that_fit(cfg, torch, args.prompt_len, args.new_tokens, args.max_batch)

@@ -1,4 +1,4 @@
-#include <nlohmann/json.hpp>
+#include "run_json.h"
 
 #include "wattlab/infer/bench_result.h"
 
@@ -22,8 +22,9 @@ TokenReconciliation reconcile_tokens(std::span<const RequestTimeline> requests) 
   return t;
 }
 
-namespace {
 using nlohmann::json;
+
+namespace {
 
 json q(const Quantile& v) {
   if (v.n == 0) return nullptr;
@@ -33,17 +34,11 @@ json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 double s_of(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 }  // namespace
 
-std::string bench_to_json(const BenchResult& r) {
+json run_json(const BenchResult& r) {
   json j;
-  j["schema"] = "wattlab.serve-bench/1";
-  j["simulated"] = r.simulated;
-  j["server"] = {{"base_url", r.base_url}, {"model", r.model}};
-  j["request_file"] = r.request_file;
-  j["batch_cap"] = r.batch_cap;
   j["arrivals"] = r.rate_per_s > 0 ? json{{"kind", "poisson"}, {"rate_per_s", r.rate_per_s}, {"seed", r.seed}}
                                    : json{{"kind", "all_at_once"}};
   j["bench_dur_s"] = r.bench_dur_s;
-  if (r.run_id) j["run_id"] = *r.run_id;
   const int failed = static_cast<int>(r.requests.size() - r.succeeded.size());
   j["requests"] = {{"total", r.requests.size()}, {"succeeded", r.succeeded.size()}, {"failed", failed}};
 
@@ -126,6 +121,7 @@ std::string bench_to_json(const BenchResult& r) {
     if (t.http_status) x["http_status"] = t.http_status;
     x["output_tokens"] = t.output_tokens();
     x["usage_completion_tokens"] = t.usage_completion_tokens ? json(*t.usage_completion_tokens) : json(nullptr);
+    x["usage_prompt_tokens"] = t.usage_prompt_tokens ? json(*t.usage_prompt_tokens) : json(nullptr);
     x["t_send_ns"] = t.t_send_ns;
     if (!t.token_t_ns.empty()) x["ttft_s"] = s_of(t.t_first_token_ns - t.t_send_ns);
     x["e2e_s"] = s_of(t.t_finish_ns - t.t_send_ns);
@@ -135,7 +131,7 @@ std::string bench_to_json(const BenchResult& r) {
     reqs.push_back(std::move(x));
   }
   j["per_request"] = reqs;
-  return j.dump(2);
+  return j;
 }
 
 }  // namespace wattlab::infer

@@ -66,14 +66,31 @@ WindowEnergy summed_energy(const WindowResult& w, std::string& domains) {
   return e;
 }
 
-std::vector<BenchRequest> repeat_requests(const std::vector<BenchRequest>& base, int repeat) {
+std::vector<BenchRequest> cycle_requests(const std::vector<BenchRequest>& base, std::size_t n) {
   std::vector<BenchRequest> out;
-  for (int k = 0; k < repeat; ++k)
-    for (auto r : base) {
-      if (repeat > 1) r.id += fmt::format(" #{}", k + 1);
-      out.push_back(std::move(r));
-    }
+  if (base.empty()) return out;
+  const bool repeats = n > base.size();
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    BenchRequest r = base[i % base.size()];
+    if (repeats) r.id += fmt::format(" #{}", i / base.size() + 1);
+    out.push_back(std::move(r));
+  }
   return out;
+}
+
+void label_run(BenchWindows& windows, ServeBenchMeasurement& m, const std::map<std::string, std::string>& labels,
+               bool pilot) {
+  for (const auto& [k, v] : labels) m.whole.labels[k] = v;
+  windows.annotate(m.whole.id, m.whole.labels, m.whole.counts);
+  if (!m.steady) return;
+  for (const auto& [k, v] : labels) m.steady->labels[k] = v;
+  if (pilot) {
+    SteadyWindowRecord phase;
+    phase.phase = kPilotPhase;
+    phase.encode(*m.steady);
+  }
+  windows.annotate(m.steady->id, m.steady->labels, m.steady->counts);
 }
 
 ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, std::span<const BenchRequest> requests,
@@ -92,7 +109,8 @@ ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, s
     scraper = std::make_unique<MetricsScraper>(o.metrics_url, clock);
     scraper->start();
   }
-  const WindowId whole = windows.open("serve-bench");
+  const std::string suffix = o.run_name.empty() ? "" : " " + o.run_name;
+  const WindowId whole = windows.open("serve-bench" + suffix);
   const int64_t t0 = clock.now_ns();
   r.requests = run_load(requests, o.server, o.load, clock);
   r.bench_dur_s = static_cast<double>(clock.now_ns() - t0) * 1e-9;
@@ -117,22 +135,24 @@ ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, s
   std::optional<WindowId> steady;
   if (window.found) {
     // The span is known only now: read its energy off the timeline as a window with past edges.
-    steady = windows.add_window("steady", window.t_begin_ns, window.t_end_ns);
+    steady = windows.add_window("steady" + suffix, window.t_begin_ns, window.t_end_ns);
     m.steady = windows.result(*steady);
     energy = summed_energy(*m.steady, r.energy_domains);
   } else {
     energy.issue = "no steady-state window";
   }
-  r.steady = account_steady_state(r.succeeded, window, energy, server_running);
+  r.steady = account_steady_state(r.succeeded, window, energy, server_running, o.min_steady_s);
   r.latency = summarize_latency(r.succeeded);
   r.tokens = reconcile_tokens(r.succeeded);
   m.whole = windows.result(whole);
 
   const double failed = static_cast<double>(r.requests.size() - r.succeeded.size());
   ServeBenchWholeRecord{static_cast<double>(r.requests.size()), failed}.encode(m.whole);
+  m.whole.labels.insert(o.labels.begin(), o.labels.end());
   windows.annotate(whole, m.whole.labels, m.whole.counts);
   if (m.steady) {
     steady_record(r, o.batch_cap, server_running).encode(*m.steady);
+    m.steady->labels.insert(o.labels.begin(), o.labels.end());
     windows.annotate(*steady, m.steady->labels, m.steady->counts);
   }
   return m;

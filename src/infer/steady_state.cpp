@@ -44,7 +44,8 @@ SteadyWindow find_steady_window(std::span<const RequestTimeline> requests, int b
 }
 
 SteadyAccount account_steady_state(std::span<const RequestTimeline> requests, const SteadyWindow& window,
-                                   const WindowEnergy& energy, std::optional<double> server_avg_running) {
+                                   const WindowEnergy& energy, std::optional<double> server_avg_running,
+                                   double min_window_s) {
   SteadyAccount a;
   a.window = window;
   a.energy = energy;
@@ -91,9 +92,9 @@ SteadyAccount account_steady_state(std::span<const RequestTimeline> requests, co
   }
 
   auto& s = a.stability;
-  s.window_long_enough = dur_s >= kMinSteadyWindowS;
+  s.window_long_enough = dur_s >= min_window_s;
   if (!s.window_long_enough)
-    s.flags.push_back(fmt::format("steady window {:.3f} s is shorter than {:.0f} s", dur_s, kMinSteadyWindowS));
+    s.flags.push_back(fmt::format("steady window {:.3f} s is shorter than {:g} s", dur_s, min_window_s));
   s.energy_positive = energy.available && a.energy_per_token_j > 0;
   if (!energy.available) s.flags.push_back("no energy for the window: " + energy.issue);
   else if (!s.energy_positive) s.flags.push_back(fmt::format("energy per token {:.6g} J is not > 0", a.energy_per_token_j));

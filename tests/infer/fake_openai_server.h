@@ -1,7 +1,8 @@
 // A small OpenAI-compatible server for tests: streams tokens with controllable timing, holds at
 // most `max_concurrent` requests (the rest queue, as a batch cap does), and injects faults chosen
 // by a marker in the prompt (or the last chat message): FAULT:500, FAULT:disconnect,
-// FAULT:malformed, FAULT:usage (usage reports one token more than streamed).
+// FAULT:malformed, FAULT:usage (usage reports one token more than streamed). Its usage counts one
+// prompt token per word of the prompt (or of the last chat message), as the reference server does.
 #pragma once
 #include <httplib.h>
 
@@ -70,12 +71,14 @@ class FakeOpenAiServer {
       return;
     }
     const int n = o_.tokens > 0 ? o_.tokens : j.value("max_tokens", 1);
+    int words = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) words += text[i] != ' ' && (i == 0 || text[i - 1] == ' ');
     const bool usage = o_.send_usage && j.contains("stream_options") && j["stream_options"].value("include_usage", false);
     const std::string fault = text.find("FAULT:disconnect") != std::string::npos ? "disconnect"
                               : text.find("FAULT:malformed") != std::string::npos ? "malformed"
                               : text.find("FAULT:usage") != std::string::npos    ? "usage"
                                                                                  : "";
-    res.set_chunked_content_provider("text/event-stream", [this, n, chat, usage, fault](size_t, httplib::DataSink& sink) {
+    res.set_chunked_content_provider("text/event-stream", [this, n, words, chat, usage, fault](size_t, httplib::DataSink& sink) {
       acquire();
       bool ok = true;
       for (int i = 0; i < n && ok; ++i) {
@@ -94,7 +97,7 @@ class FakeOpenAiServer {
       }
       if (ok && usage) {
         nlohmann::json u{{"id", "fake"}, {"choices", nlohmann::json::array()},
-                         {"usage", {{"prompt_tokens", 3}, {"completion_tokens", n + (fault == "usage" ? 1 : 0)}}}};
+                         {"usage", {{"prompt_tokens", words}, {"completion_tokens", n + (fault == "usage" ? 1 : 0)}}}};
         ok = write(sink, "data: " + u.dump() + "\n\n");
       }
       if (ok) ok = write(sink, "data: [DONE]\n\n");

@@ -1,6 +1,7 @@
 // End to end: `wattlab infer serve-bench --device sim` against the fake server with faults.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,7 +41,7 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   }
   const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
   const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --sim-gain-error 0 --requests " + req.string() +
-                       " --url " + srv.base_url() + " --model fake --batch-cap 4 --rate 300 --seed 3 --task chat --db " + db.string() +
+                       " --url " + srv.base_url() + " --model fake --batch-cap 4 --rate 300 --seed 3 --task chat --repeats 1 --requests-per-run 20 --db " + db.string() +
                        " --json " + js.string() + " --metrics-url http://127.0.0.1:" + std::to_string(srv.port()) +
                        "/metrics --timeout-s 10");
   ASSERT_EQ(r.rc, 0) << r.out;
@@ -54,9 +55,18 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   EXPECT_NE(r.out.find("J/token") == std::string::npos ? r.out.find("energy per output token") : 0, std::string::npos);
 
   std::ifstream f(js);
-  const auto j = nlohmann::json::parse(f);
+  const auto all = nlohmann::json::parse(f);
+  EXPECT_EQ(all["schema"], "wattlab.serve-bench/2");
+  EXPECT_EQ(all["workload"]["kind"], "file");
+  ASSERT_EQ(all["runs"].size(), 1u);
+  const auto& j = all["runs"][0];
+  EXPECT_EQ(j["role"], "repeat");
+  EXPECT_EQ(j["requests_sent"], 20);
   EXPECT_EQ(j["requests"]["failed"], 3);
   EXPECT_EQ(j["requests"]["succeeded"], 17);
+  // Unstable (a sub-second window), so no repeat is in the interval, and it says why.
+  EXPECT_EQ(all["repeats"]["n"], 0);
+  EXPECT_NE(all["repeats"]["excluded"][0]["why"].get<std::string>().find("unstable"), std::string::npos);
   const auto& st = j["steady_state"];
   ASSERT_TRUE(st["found"].get<bool>()) << st.dump();
   EXPECT_EQ(st["n_requests"], 17);
@@ -127,6 +137,107 @@ TEST(ServeBenchCli, FaultsAreExcludedAndReportedAndTheRunIsStored) {
   EXPECT_FALSE(run->domains.empty());
 }
 
+// The mean avg_output_len of one model's rows of a leaderboard task file, read here independently.
+double leaderboard_mean(const fs::path& file, const std::string& model) {
+  std::ifstream f(file);
+  const auto j = nlohmann::json::parse(f);
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : j["configurations"])
+    if (r["model_id"] == model) sum += r["avg_output_len"].get<double>(), ++n;
+  return sum / n;
+}
+
+TEST(ServeBenchCli, ASyntheticWorkloadTakesTheLeaderboardsOutputMean) {
+  const std::string bin = wattlab_bin();
+  ASSERT_FALSE(bin.empty()) << "run under CTest (WATTLAB_BIN)";
+  const char* data = std::getenv("WATTLAB_TEST_DATA_DIR");
+  ASSERT_NE(data, nullptr);
+  const auto chat = fs::path(data) / "mlenergy-leaderboard-v3" / "lm-arena-chat.json";
+  const std::string model = "meta-llama/Llama-3.1-8B-Instruct";
+  FakeOpenAiServer srv({.tokens = 0, .token_delay_ms = 1, .max_concurrent = 4});
+  TempDir tmp;
+  const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
+  const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --workload " + chat.string() +
+                       " --workload-model " + model + " --input-mean 12 --url " + srv.base_url() +
+                       " --model fake --batch-cap 4 --rate 300 --requests-per-run 6 --repeats 1 --db " + db.string() +
+                       " --json " + js.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("geometric around a mean of"), std::string::npos) << r.out;
+  std::ifstream f(js);
+  const auto j = nlohmann::json::parse(f);
+  const auto& w = j["workload"];
+  EXPECT_EQ(w["kind"], "synthetic");
+  EXPECT_EQ(w["api"], "chat");
+  EXPECT_NEAR(w["output_tokens"]["mean"].get<double>(), leaderboard_mean(chat, model), 1e-9);
+  EXPECT_EQ(w["output_tokens"]["cap"], 4096);  // the leaderboard's cap for lm-arena-chat
+  EXPECT_EQ(w["input_tokens"]["mean"], 12.0);
+  const auto& run = j["runs"][0];
+  EXPECT_EQ(run["requests"]["succeeded"], 6);
+  // Each request streamed its drawn max_tokens (sent with ignore_eos), and the server counted the
+  // drawn prompt words as its prompt tokens.
+  EXPECT_EQ(run["input_tokens"]["requested_mean"], run["input_tokens"]["usage_prompt_mean"]);
+  EXPECT_TRUE(run["output_tokens"]["differences"].empty());
+  auto store = Store::open(db, OpenMode::read_only);
+  ASSERT_TRUE(store) << store.error().message();
+  auto stored = store->load_run(1);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->info.tags.at("task"), "lm-arena-chat");
+  EXPECT_NE(stored->info.tags.at("serve_bench.workload").find("input mean 12 tokens assumed"), std::string::npos);
+}
+
+TEST(ServeBenchCli, APilotSizesTheRepeatsAndTheIntervalIsStored) {
+  const std::string bin = wattlab_bin();
+  ASSERT_FALSE(bin.empty()) << "run under CTest (WATTLAB_BIN)";
+  FakeOpenAiServer srv({.tokens = 0, .token_delay_ms = 2, .max_concurrent = 4});
+  TempDir tmp;
+  const auto db = tmp.path / "runs.db", js = tmp.path / "out.json";
+  const auto r = shell(bin + " infer serve-bench --device sim --sim-workload 'step 300W 600s' --sim-gain-error 0 "
+                             "--output-mean 8 --input-mean 4 --length-dist fixed --min-steady-s 3 --repeats 2 --url " +
+                       srv.base_url() + " --model fake --batch-cap 4 --rate 300 --metrics-url http://127.0.0.1:" +
+                       std::to_string(srv.port()) + "/metrics --db " + db.string() + " --json " + js.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("== pilot 1: 14 requests"), std::string::npos) << r.out;
+  std::ifstream f(js);
+  const auto j = nlohmann::json::parse(f);
+  const auto& runs = j["runs"];
+  ASSERT_GE(runs.size(), 3u);
+  EXPECT_EQ(runs[0]["role"], "pilot");
+  EXPECT_EQ(runs[0]["requests_sent"], 14);  // 3B + 2
+  int repeats = 0;
+  std::vector<double> ept;
+  for (const auto& run : runs) {
+    if (run["role"] != "repeat") continue;
+    ++repeats;
+    EXPECT_EQ(run["requests_sent"], j["requests_per_run"]);
+  }
+  EXPECT_EQ(repeats, 2);
+  for (const auto& i : j["repeats"]["included"])
+    for (const auto& run : runs)
+      if (run["role"] == "repeat" && run["index"] == i) ept.push_back(run["steady_state"]["energy_per_token_j"]["value"]);
+  const auto& rep = j["repeats"];
+  EXPECT_EQ(rep["n"].get<std::size_t>(), ept.size());
+  EXPECT_EQ(rep["included"].size() + rep["excluded"].size(), 2u);
+
+  auto store = Store::open(db, OpenMode::read_only);
+  ASSERT_TRUE(store) << store.error().message();
+  auto stored = store->load_run(1);
+  ASSERT_TRUE(stored) << stored.error().message();
+  EXPECT_EQ(stored->windows.size(), 2 * runs.size());  // whole and steady per run
+  int pilot_windows = 0;
+  for (const auto& w : stored->windows)
+    if (w.labels.count("phase") && w.labels.at("phase") == "pilot") ++pilot_windows;
+  EXPECT_EQ(pilot_windows, static_cast<int>(runs.size()) - 2);
+  EXPECT_EQ(stored->info.tags.at("serve_bench.requests_per_run"), std::to_string(j["requests_per_run"].get<int>()));
+  if (ept.size() >= 2) {  // the interval, stored as run tags, is the one in the JSON
+    const double low = rep["energy_per_token_j"]["ci95_low"];
+    EXPECT_NEAR(std::stod(stored->info.tags.at("serve_bench.energy_per_token_ci95_low_j")), low, 1e-8 * low);  // stored to 9 digits
+  }
+  // diagnose reads the repeats' steady windows as configurations and leaves the pilots out.
+  const auto d = shell(bin + " diagnose min-energy --data " + db.string() + " 2>&1");
+  EXPECT_EQ(d.rc, 0) << d.out;
+}
+
 TEST(ServeBenchCli, BadInputExitsTwo) {
   const std::string bin = wattlab_bin();
   ASSERT_FALSE(bin.empty());
@@ -139,6 +250,20 @@ TEST(ServeBenchCli, BadInputExitsTwo) {
   EXPECT_NE(r.out.find("line 1"), std::string::npos) << r.out;
   r = shell(bin + " infer serve-bench --device sim --requests " + req.string() + " --model m --batch-cap 2 --url nope");
   EXPECT_EQ(r.rc, 2) << r.out;
+  // Neither a request file nor a workload; both; a model the leaderboard file lacks; a mean over the cap.
+  r = shell(bin + " infer serve-bench --device sim --model m --batch-cap 2");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("give --requests FILE or a synthetic workload"), std::string::npos) << r.out;
+  r = shell(bin + " infer serve-bench --device sim --model m --batch-cap 2 --output-mean 5 --requests " + req.string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  const auto chat = fs::path(std::getenv("WATTLAB_TEST_DATA_DIR")) / "mlenergy-leaderboard-v3" / "lm-arena-chat.json";
+  r = shell(bin + " infer serve-bench --device sim --model m --batch-cap 2 --workload " + chat.string() +
+            " --workload-model no/such-model");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("no LLM rows of model 'no/such-model'"), std::string::npos) << r.out;
+  r = shell(bin + " infer serve-bench --device sim --model m --batch-cap 2 --output-mean 5000");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("below the cap 4096"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The serve-bench pieces that need no server: summing a window's energy as the study sums GPUs,
-// and repeating a request set.
+// and cycling a request set to a run's count.
 #include "wattlab/infer/serve_bench.h"
 
 #include <gtest/gtest.h>
@@ -51,17 +51,22 @@ TEST(ServeBench, WithoutGpusEveryDomainCountsAndAGapSaysWhere) {
   EXPECT_EQ(summed_energy(WindowResult{}, ids).issue, "no domain measured");
 }
 
-TEST(ServeBench, RepeatedRequestSetsAreNumbered) {
+TEST(ServeBench, CycledRequestSetsAreNumberedOnceTheyRepeat) {
   std::vector<BenchRequest> base(2);
   base[0].id = "a";
   base[1].id = "b";
-  const auto once = repeat_requests(base, 1);
+  const auto part = cycle_requests(base, 1);
+  ASSERT_EQ(part.size(), 1u);
+  EXPECT_EQ(part[0].id, "a");
+  const auto once = cycle_requests(base, 2);
   ASSERT_EQ(once.size(), 2u);
   EXPECT_EQ(once[1].id, "b");
-  const auto twice = repeat_requests(base, 2);
-  ASSERT_EQ(twice.size(), 4u);
-  EXPECT_EQ(twice[0].id, "a #1");
-  EXPECT_EQ(twice[3].id, "b #2");
+  const auto more = cycle_requests(base, 5);
+  ASSERT_EQ(more.size(), 5u);
+  EXPECT_EQ(more[0].id, "a #1");
+  EXPECT_EQ(more[3].id, "b #2");
+  EXPECT_EQ(more[4].id, "a #3");
+  EXPECT_TRUE(cycle_requests({}, 3).empty());
 }
 
 }  // namespace

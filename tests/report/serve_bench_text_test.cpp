@@ -66,5 +66,46 @@ TEST(ServeBenchText, NoSteadyWindowSaysWhy) {
   EXPECT_NE(out.str().find("steady state: none (2 requests < 2 x batch cap)"), std::string::npos) << out.str();
 }
 
+TEST(ServeBenchText, ASeriesShowsTheWorkloadThePilotsAndTheInterval) {
+  infer::SeriesResult s;
+  s.requests_per_run = 120;
+  infer::SeriesRun pilot;
+  pilot.pilot = true;
+  pilot.index = 1;
+  pilot.requests = 14;
+  pilot.seed = 1;
+  pilot.sizing_tok_s = 850;
+  pilot.m.result = result();
+  s.runs.push_back(pilot);
+  for (int i = 1; i <= 3; ++i) {
+    infer::SeriesRun r;
+    r.index = i;
+    r.requests = 120;
+    r.seed = static_cast<uint64_t>(1 + i);
+    r.m.result = result();
+    s.runs.push_back(r);
+  }
+  s.included = {1, 2, 3};
+  s.energy_per_token_j = infer::mean_ci95(std::vector<double>{0.10, 0.12, 0.14});
+  s.mean_u95_energy_per_token_j = 0.0015;
+  infer::SeriesDescription d;
+  d.spec = infer::WorkloadSpec{};
+  d.spec->input = {infer::LengthKind::geometric, 256, 1, 8192};
+  d.spec->output = {infer::LengthKind::geometric, 396.6, 1, 4096};
+  d.spec->source = "output mean 396.6 tokens = mean avg_output_len of 11 rows of chat.json";
+  std::ostringstream out;
+  print_serve_bench_series(out, s, d);
+  const std::string t = out.str();
+  EXPECT_NE(t.find("workload: synthetic chat requests, output mean 396.6 tokens = mean avg_output_len"), std::string::npos) << t;
+  EXPECT_NE(t.find("output lengths geometric around a mean of 396.6 tokens (capped at 4096)"), std::string::npos) << t;
+  EXPECT_NE(t.find("== pilot 1: 14 requests, seed 1 (window too short: the next run is sized from 850 tok/s)"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("== repeat 3: 120 requests, seed 4\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("over 3 of 3 repeats (120 requests each"), std::string::npos) << t;
+  EXPECT_NE(t.find("mean 0.12 J, 95% CI 0.0703172..0.169683 J (Student t over repeats, 2 df, t = 4.30265; sd 0.02 J)"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("own measurement U95: 0.0015 J"), std::string::npos) << t;
+}
+
 }  // namespace
 }  // namespace wattlab::report

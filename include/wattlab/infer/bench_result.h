@@ -1,4 +1,4 @@
-// Everything a serve-bench run found, and its JSON form (docs/serve-bench.md, "JSON").
+// Everything a serve-bench run found (its JSON form: series_json.h, docs/serve-bench.md "JSON").
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -45,9 +45,6 @@ struct BenchResult {
   std::size_t metrics_samples = 0;
   int metrics_failures = 0;
   std::string metrics_first_failure;
-  std::optional<int64_t> run_id;
 };
-
-std::string bench_to_json(const BenchResult& r);
 
 }  // namespace wattlab::infer

@@ -15,6 +15,7 @@ struct BenchRequest {
   std::string prompt;          // completions
   std::string messages_json;   // chat: the "messages" array as JSON text
   int max_tokens = 0;
+  int input_tokens = 0;        // synthetic requests: the prompt's length in words (0: not known)
 };
 
 // Parses JSONL: {"prompt": "..."} or {"messages": [...]}, "max_tokens" (integer >= 1), optional "id".

@@ -17,6 +17,9 @@
 
 namespace wattlab::infer {
 
+// The phase label of a pilot run's steady window (a steady window is labelled "steady").
+inline constexpr const char* kPilotPhase = "pilot";
+
 struct ServeBenchOptions {
   ServerOptions server;
   LoadOptions load;
@@ -24,6 +27,11 @@ struct ServeBenchOptions {
   std::string request_file;  // where the requests came from (for the result)
   std::string metrics_url;   // the server's Prometheus endpoint, scraped once a second; empty: none
   bool simulated = false;    // the meter reads the simulated GPU
+  double min_steady_s = kMinSteadyWindowS;  // the run filter's window rule
+  // One run of a series: appended to the windows' names ("serve-bench run2", "steady run2"), and
+  // labels both windows carry.
+  std::string run_name;
+  std::map<std::string, std::string> labels;
 };
 
 // The windows of the run the benchmark is measured in, on the meter's timeline: opened and closed
@@ -53,12 +61,18 @@ struct ServeBenchMeasurement {
 ServeBenchMeasurement measure_serve_bench(BenchWindows& windows, Clock& clock, std::span<const BenchRequest> requests,
                                           const ServeBenchOptions& o);
 
+// Labels a finished run's windows with what it turned out to be, over what they carry. A pilot's
+// steady window gets phase=pilot, which wattlab diagnose skips: it sized the runs, it is no
+// configuration.
+void label_run(BenchWindows& windows, ServeBenchMeasurement& m, const std::map<std::string, std::string>& labels,
+               bool pilot);
+
 // The energy of the GPU domains (gpu:N) of `w` summed as the study sums GPUs, or of every domain
 // when there is no GPU; `domains` receives the summed ids ("gpu:0+gpu:1").
 WindowEnergy summed_energy(const WindowResult& w, std::string& domains);
 
-// The request set `repeat` times over; ids get " #k" when repeated (the study repeats sets for a
-// large batch cap).
-std::vector<BenchRequest> repeat_requests(const std::vector<BenchRequest>& base, int repeat);
+// The first `n` requests of the set repeated over and over; ids get " #k" (copy k) once the set
+// repeats (the study repeats sets for a large batch cap).
+std::vector<BenchRequest> cycle_requests(const std::vector<BenchRequest>& base, std::size_t n);
 
 }  // namespace wattlab::infer

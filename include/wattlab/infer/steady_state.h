@@ -45,7 +45,7 @@ struct RequestEnergy {
 };
 
 struct Stability {
-  bool window_long_enough = false;  // >= 20 s
+  bool window_long_enough = false;  // >= the window rule's length (20 s)
   bool energy_positive = false;     // J/token > 0
   bool batch_held = false;          // mean running / B >= 0.85
   double batch_fraction = 0;        // mean running / B
@@ -73,8 +73,10 @@ struct SteadyAccount {
 };
 
 // `requests` are the successful ones. `server_avg_running` (from the metrics scrape) is used for
-// the batch rule when given, as the study does; otherwise the client-side mean.
+// the batch rule when given, as the study does; otherwise the client-side mean. `min_window_s` is
+// the window rule's length (the study's 20 s unless the bench is told otherwise).
 SteadyAccount account_steady_state(std::span<const RequestTimeline> requests, const SteadyWindow& window,
-                                   const WindowEnergy& energy, std::optional<double> server_avg_running = {});
+                                   const WindowEnergy& energy, std::optional<double> server_avg_running = {},
+                                   double min_window_s = kMinSteadyWindowS);
 
 }  // namespace wattlab::infer
