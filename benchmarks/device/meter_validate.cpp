@@ -5,7 +5,8 @@
 // integrated. Parts (--parts): levels (idle and each level's steady phase: the reference rates,
 // and windows of every short length inside the phase), short (isolated bursts), memory (HBM copies,
 // the memory domain), edges (load->idle windows, split phases, shifted windows), linearity (N
-// bursts, duty cycles). Levels (--levels): below, near and at the power cap, chosen without
+// bursts, duty cycles), calib (chained windows of 1-20 counter updates: the exact truth for short
+// windows, the calibration of wattlab's uncertainty). Levels (--levels): below, near and at the power cap, chosen without
 // changing any GPU setting. Writes windows-<half>.csv (one row per window), state-<half>.json
 // (GPU state at start and end, the levels, the plan, what was skipped) and trace-<half>.csv (every
 // poll); python/bench/meter_validate.py makes the tables. With --db it also stores the meter's
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
   CLI::App app{"wattlab's meter against the energy counter and power polling on a real GPU"};
   app.set_version_flag("--version", "meter_validate (wattlab commit " WATTLAB_BUILD_COMMIT ")");
   app.add_option("--half", o.half, "label of this device command in the CSV (a, b, ...)")->capture_default_str();
-  app.add_option("--parts", o.parts, "comma list: levels, short, memory, edges, linearity (levels always runs)")
+  app.add_option("--parts", o.parts, "comma list: levels, short, memory, edges, linearity, calib (levels always runs)")
       ->capture_default_str();
   app.add_option("--levels", o.levels, "comma list: below, near, cap")->capture_default_str();
   app.add_option("--out", o.out_dir, "folder for windows-<half>.csv, state-<half>.json, trace-<half>.csv")->required();
@@ -162,6 +163,11 @@ int main(int argc, char** argv) {
   app.add_option("--shifts-ms", o.shifts_ms, "shifts against the transition, ms")->delimiter(',')->capture_default_str();
   app.add_option("--shift-window-s", o.shift_window_s, "shifted window length")->check(CLI::Range(0.05, 0.9))->capture_default_str();
   app.add_option("--shift-reps", o.shift_reps, "repeats of each shift")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--calib-levels", o.calib_levels, "levels of the chained calibration windows (idle, below, near, cap)")
+      ->capture_default_str();
+  app.add_option("--calib-updates", o.calib_updates, "calibration window lengths, in counter updates")
+      ->delimiter(',')->check(CLI::Range(1, 600))->capture_default_str();
+  app.add_option("--calib-reps", o.calib_reps, "calibration windows per length and level")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--memory-load-s", o.memory_load_s, "HBM copy phase between its edges")->check(CLI::Range(1.0, 120.0))->capture_default_str();
   app.add_option("--copy-mib", o.copy_mib, "bytes per copy, MiB")->check(CLI::Range(16.0, 32768.0))->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms, "power polling interval, ms")->check(CLI::Range(1.0, 1000.0))->capture_default_str();
@@ -172,7 +178,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const std::set<std::string> level_names = {"below", "near", "cap"};
-  if (!check_names("--parts", o.parts, {"levels", "short", "memory", "edges", "linearity"}) ||
+  if (!check_names("--parts", o.parts, {"levels", "short", "memory", "edges", "linearity", "calib"}) ||
+      !check_names("--calib-levels", o.calib_levels, {"idle", "below", "near", "cap"}) ||
       !check_names("--levels", o.levels, level_names) || !check_names("--afterload-levels", o.afterload_levels, level_names) ||
       !check_names("--split-levels", o.split_levels, level_names) ||
       !check_names("--shift-levels", o.shift_levels, level_names) ||
@@ -196,7 +203,7 @@ int main(int argc, char** argv) {
   const json planned = plan(o, parts, levels);
   std::printf("meter_validate %s (commit %s): parts %s, levels %s\n", o.half.c_str(), WATTLAB_BUILD_COMMIT, o.parts.c_str(),
               o.levels.c_str());
-  for (const char* part : {"setup", "levels", "short", "memory", "edges", "linearity", "final_wait"}) {
+  for (const char* part : {"setup", "levels", "short", "memory", "edges", "linearity", "calib", "final_wait"}) {
     if (!planned.contains(part)) continue;
     const json& v = planned[part];
     if (v.is_number()) {
@@ -273,6 +280,7 @@ int main(int argc, char** argv) {
     if (has("memory")) run_memory(c);
     if (has("edges")) run_edges(c);
     if (has("linearity")) run_linearity(c);
+    if (has("calib")) run_calib(c);
 
     c.progress("end", "", "waiting for the last results");
     // After a signal the caller's timeout is near: take what is final within a few seconds.

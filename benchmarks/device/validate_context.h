@@ -57,6 +57,10 @@ struct Options {
   std::vector<double> shifts_ms = {-100, -50, -20, -10, 0, 10, 20, 50, 100};
   double shift_window_s = 0.5;
   int shift_reps = 1;
+  // Chained windows of n counter updates at idle and each level (part "calib").
+  std::string calib_levels = "idle,below,near,cap";
+  std::vector<int> calib_updates = {1, 2, 3, 6, 20};
+  int calib_reps = 16;
   double memory_load_s = 4;
   double copy_mib = 2048;
   double poll_ms = 10;
@@ -159,6 +163,9 @@ void run_memory(Context& c);
 void run_edges(Context& c);
 void run_shifts(Context& c);
 void run_linearity(Context& c);
+void run_calib(Context& c);
+// Planned seconds of the calib part at idle (`idle`) or at one level.
+double calib_need_s(const Options& o, bool idle);
 // Planned seconds of each part at each level for these options, as printed up front.
 nlohmann::json plan(const Options& o, const std::vector<std::string>& parts, const std::vector<std::string>& levels);
 

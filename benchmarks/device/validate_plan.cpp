@@ -65,6 +65,10 @@ nlohmann::json plan(const Options& o, const std::vector<std::string>& parts, con
     for (double hz : o.duty_hz) du += static_cast<double>(o.duty_pct.size()) * (std::max(o.duty_window_s, 2.0 / hz) + 0.45 + 0.02);
     for (const auto& l : levels) p["linearity"][l] = nb + du;
   }
+  if (has(parts, "calib")) {
+    if (("," + o.calib_levels + ",").find(",idle,") != std::string::npos) p["calib"]["idle"] = calib_need_s(o, true);
+    for (const auto& l : level_sets(o.calib_levels)) p["calib"][l] = calib_need_s(o, false);
+  }
   p["final_wait"] = Context::kReserveS;
   double total = 0;
   for (const auto& [k, v] : p.items()) {

@@ -441,7 +441,7 @@ def calibration_section(rows, out):
                      verdict(inside, n), f"{s_in}/{s_n}", fmt(u_rms, ".2f")])
     exact = defaultdict(list)
     for r in rows:
-        if r["ref_kind"] == "counter-updates" and fin(r["ref_j"]):
+        if r["ref_kind"] == "counter-updates" and fin(r["ref_j"]) and r["part"] != "calib":
             exact[r["level"]].append(r)
     for level, g in sorted(exact.items(), key=lambda kv: level_key(kv[0])):
         inside, n, u_rms = coverage(g, extra_u=lambda r: r["ref_u_j"] if fin(r["ref_u_j"]) else 0.0)
@@ -451,6 +451,55 @@ def calibration_section(rows, out):
                      verdict(inside, n), "", fmt(u_rms, ".2f")])
     table(out, ["level", "windows", "length s", "n", "inside vs reference", "coverage %", "95 % interval %", "verdict",
                 "inside vs set rate", "U / rms"], body)
+
+
+def chained_section(rows, out):
+    """Calibration on the chained windows of part calib: edges on counter updates, the counter's delta the truth."""
+    calib = [r for r in rows if r["part"] == "calib" and r["ref_kind"] == "counter-updates" and fin(r.get("ref_j"))
+             and fin(r.get("wl_energy_j")) and fin(r.get("wl_u95_j"))]
+    if not calib:
+        return
+    out.write("## (4b) Calibration on chained windows: every edge on a counter update\n\n"
+              "Windows of n counter updates chained through a steady phase; the counter's delta between the two updates "
+              "is the truth, independent of the meter, which reads the counter on its own 1 s grid. The truth's own "
+              "error is where each update lies in its edge's bracket: uniform over the bracket, so its sd is "
+              "ref_u / sqrt(6) (ref_u: the two half-brackets at the window's mean power). Columns: wattlab's mean "
+              "difference from the truth (% of the truth, 95 % t interval); windows inside U95 alone (a lower bound "
+              "on coverage: the truth's error counts against the meter) and inside sqrt(U95^2 + (1.96 sd_truth)^2) "
+              "(Wilson 95 % interval); wattlab's stated sd (U95 / 1.96) beside its error sd estimated as "
+              "sqrt(var(E - truth) - mean sd_truth^2) (\"n/a\" where the truth's variance is the larger: wattlab's error "
+              "is not resolved).\n\n")
+    groups = defaultdict(list)
+    for r in calib:
+        groups[(r["level"], int(r["set"].split("-")[1]))].append(r)
+    body = []
+    tot_alone = tot_comb = tot_n = 0
+    for (level, n_upd), g in sorted(groups.items(), key=lambda kv: (level_key(kv[0][0]), kv[0][1])):
+        devs = [r["wl_energy_j"] - r["ref_j"] for r in g]
+        rel = [100 * d / r["ref_j"] for d, r in zip(devs, g) if r["ref_j"] > 0]
+        sd_t = [(r["ref_u_j"] if fin(r.get("ref_u_j")) else 0.0) / math.sqrt(6) for r in g]
+        alone = sum(abs(d) <= r["wl_u95_j"] for d, r in zip(devs, g))
+        comb = sum(abs(d) <= math.sqrt(r["wl_u95_j"] ** 2 + (1.96 * t) ** 2) for d, r, t in zip(devs, g, sd_t))
+        tot_alone, tot_comb, tot_n = tot_alone + alone, tot_comb + comb, tot_n + len(g)
+        stated = st.mean([r["wl_u95_j"] / 1.96 for r in g])
+        mean_sq = st.mean([d * d for d in devs])  # wattlab's bias counts as error here
+        resid = mean_sq - st.mean([t * t for t in sd_t])
+        lo, hi = st.wilson(comb, len(g))
+        ests = Counter(r["wl_estimator"] for r in g).most_common(1)[0][0]
+        body.append([level, n_upd, len(g), fmt(st.median([dur(r) for r in g]), ".2f"),
+                     fmt(st.mean([r["ref_j"] / dur(r) for r in g]), ".1f"), fmt_ci(*st.mean_ci(rel), "+.2f"),
+                     fmt(st.mean([abs(d) for d in devs]), ".2f"), fmt(stated, ".2f"), fmt(st.mean(sd_t), ".2f"),
+                     fmt(math.sqrt(resid) if resid > 0 else None, ".2f"),
+                     f"{alone}/{len(g)}", f"{comb}/{len(g)}",
+                     f"{fmt(100 * lo if lo is not None else None, '.0f')}-{fmt(100 * hi if hi is not None else None, '.0f')}",
+                     verdict(comb, len(g)), ests])
+    table(out, ["level", "updates", "n", "median s", "power W", "wattlab diff %", "mean abs(E - truth) J",
+                "stated sd J", "truth sd J", "wattlab error sd J", "inside U95 alone", "inside combined", "95 % interval %",
+                "verdict", "estimator (most)"], body)
+    lo, hi = st.wilson(tot_comb, tot_n)
+    out.write(f"All chained windows: {tot_alone}/{tot_n} inside U95 alone, {tot_comb}/{tot_n} inside the combined "
+              f"bound ({fmt(100 * tot_comb / tot_n, '.1f')} %, Wilson {fmt(100 * lo, '.1f')}-{fmt(100 * hi, '.1f')} %): "
+              f"{verdict(tot_comb, tot_n)}.\n\n")
 
 
 def memory_section(rows, states, traces, out):
@@ -523,6 +572,7 @@ def report(rows, states, traces, out):
     edges_section(rows, out)
     short_section(rows, out)
     calibration_section(rows, out)
+    chained_section(rows, out)
     memory_section(rows, states, traces, out)
 
 

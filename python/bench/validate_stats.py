@@ -72,6 +72,12 @@ def mean(xs):
     return sum(xs) / len(xs)
 
 
+def median(xs):
+    v = sorted(xs)
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else 0.5 * (v[k - 1] + v[k])
+
+
 def sd(xs):
     """Sample standard deviation (n - 1); 0 for one value."""
     if len(xs) < 2:

@@ -9,17 +9,21 @@
 #      steady phases of 40 s at the three levels (windows of 0.05-10 s inside), idle<->load
 #      transitions (one after-load window, split phases, three shifts at the cap), an 8 s HBM copy
 #      phase; the meter reads the energy counter at every update (100 ms) and everything goes
-#      into a wattlab store, meter-c.db (gzipped), for `wattlab report --holdout` here.
+#      into a wattlab store, meter-c.db (gzipped), for `wattlab report --holdout` here;
+#   d: the calibration run (about 5 minutes): levels with 10 s steady phases and no windows inside,
+#      then windows of 1, 2, 3, 6 and 20 counter updates chained through a steady phase at idle and
+#      at each level, 16 of each, every edge on a counter update: the exact truth for short windows.
 # benchmarks/device/meter_validate prints its plan first (about 365 s for a, 400 s for b) and starts
 # no new work that would end past DEADLINE_S (465 s); `timeout` stops it at 490 s (SIGTERM: it writes
-# what it has) and kills it 10 s later (c: plan about 270 s, deadline 330 s). Changes no GPU setting: clocks, power limit and persistence
+# what it has) and kills it 10 s later (c: plan about 270 s, deadline 330 s; d: plan about 300 s,
+# deadline 400 s). Changes no GPU setting: clocks, power limit and persistence
 # are only read.
 #
 #   (here)   cmake --preset cuda && cmake --build --preset cuda -j2 --target meter_validate
 #            (also copies libfmt, which the GPU machine lacks, to build/cuda/lib)
 #   (device) run(command="bash scripts/device/meter_validate_h200.sh a", timeout_s=540,
 #                carry=["build/cuda/benchmarks/device/meter_validate", "build/cuda/lib"])
-#            then the same with "b" (or "c", timeout_s=420).
+#            then the same with "b" (or "c" or "d", timeout_s=460).
 # Outputs under $OUT (6 files; c: 7, with meter-c.db.gz): windows-H.csv, state-H.json, trace-H.csv, run-H.log,
 # nvidia-smi-q-H.txt, summary-H.md (python/bench/meter_validate.py's tables of this half; run it
 # on both halves' files together for the whole page). Knobs: BIN, DEADLINE_S, EXTRA (more flags).
@@ -38,14 +42,23 @@ case "$HALF" in
     MODE_FLAGS=(--db "$DB" --counter-interval-ms 100 --idle-s 20 --steady-s 40 --memory-load-s 8
                 --afterload-reps 1 --shift-levels cap --shifts-ms=-50,0,50)
     ;;
+  d)
+    PARTS=levels,calib
+    MODE_FLAGS=(--steady-s 10 --no-steady-windows)
+    ;;
   *)
-    echo "usage: $0 a|b|c   (a: levels,short,memory; b: levels,edges,linearity; c: short hold-out and memory run)" >&2
+    echo "usage: $0 a|b|c|d   (a: levels,short,memory; b: levels,edges,linearity; c: short hold-out and memory run;" \
+      "d: calibration on chained windows)" >&2
     exit 2
     ;;
 esac
 mkdir -p "$OUT"
 BIN="${BIN:-build/cuda/benchmarks/device/meter_validate}"
-if [[ "$HALF" == c ]]; then DEADLINE_S="${DEADLINE_S:-330}"; else DEADLINE_S="${DEADLINE_S:-465}"; fi
+case "$HALF" in
+  c) DEADLINE_S="${DEADLINE_S:-330}" ;;
+  d) DEADLINE_S="${DEADLINE_S:-400}" ;;
+  *) DEADLINE_S="${DEADLINE_S:-465}" ;;
+esac
 EXTRA="${EXTRA:-}"
 export LD_LIBRARY_PATH="$PWD/build/cuda/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 if [[ ! -x "$BIN" ]]; then

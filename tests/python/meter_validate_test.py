@@ -214,6 +214,25 @@ class Sections(unittest.TestCase):
         self.assertIn("| levels | rate | idle | 1 | 4.00-4.00 | +0.500 | 0.500 | 1/1 |", text)
         self.assertIn("| levels | rate | cap | 1 | 20.00-20.00 | +0.143 | 0.143 | 0/1 |", text)
 
+    def test_chained_windows_coverage_alone_and_with_the_truths_own_error(self):
+        # 10 windows of 2 updates at 700 W: errors of 0.5 J (inside U95 = 1 J) in 8, 2.5 J in 2; the truth's
+        # bracket bound ref_u = 4.9 J gives sd 2 J, so the combined bound is sqrt(1 + 3.92^2) = 4.05 J: all inside.
+        rows = [row(part="calib", level="cap", set="calib-2", role="exact", repeat=k, dur_s=0.2, ref_j=140.0,
+                    ref_u_j=2.0 * math.sqrt(6), ref_kind="counter-updates", wl_energy_j=140.0 + (2.5 if k < 2 else 0.5),
+                    wl_u95_j=1.0, wl_estimator="samples*counter") for k in range(10)]
+        out = io.StringIO()
+        mv.chained_section(parsed(rows), out)
+        text = out.getvalue()
+        self.assertIn("| cap | 2 | 10 | 0.20 | 700.0 |", text)
+        self.assertIn("| 8/10 | 10/10 |", text)
+        # rms error sqrt((2 * 6.25 + 8 * 0.25) / 10) = 1.204 J is below the truth's sd 2 J: not resolved.
+        self.assertIn("| 0.51 | 2.00 | n/a |", text)
+        self.assertIn("All chained windows: 8/10 inside U95 alone, 10/10 inside the combined bound", text)
+        # Other parts' exact windows stay out of this section, and chained ones out of the per-level summary.
+        out = io.StringIO()
+        mv.calibration_section(parsed(rows), out)
+        self.assertNotIn("exact (counter updates)", out.getvalue())
+
     def test_main_reads_a_folder_and_rejects_bad_input(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "windows-a.csv"), "w", newline="") as f:
