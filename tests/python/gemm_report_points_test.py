@@ -105,6 +105,29 @@ class ReportFromPoints(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("cannot read the points CSV", r.stderr)
 
+    def test_a_sweep_resumes_from_the_csv_without_the_store(self):
+        fresh = os.path.join(self.tmp.name, "fresh.db")
+        dry = wattlab(*SWEEP, "--db", fresh, "--resume-from", self.csv, "--dry-run")
+        self.assertEqual(dry.returncode, 0, dry.stderr)
+        self.assertNotIn("planned", dry.stdout)  # every point is in the CSV
+        # A CSV of the first run only: the second run's points are measured again, into the fresh store.
+        with open(self.csv, newline="") as f:
+            lines = f.read().split("\n")
+        first = self.write("first_run.csv", "\n".join([lines[0]] + [l for l in lines[1:] if l.startswith("1,")]) + "\n")
+        r = wattlab(*SWEEP, "--db", fresh, "--resume-from", first)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import sqlite3
+        con = sqlite3.connect(fresh)
+        n_fresh = con.execute("SELECT COUNT(*) FROM window_labels WHERE key = 'kind' AND value = 'gemm_point'").fetchone()[0]
+        con.close()
+        self.assertEqual(n_fresh, len(lines) - 2 - 7)  # all points but the 7 of the first run
+        bad = wattlab(*SWEEP, "--db", fresh, "--resume-from", os.path.join(self.tmp.name, "nothing.csv"))
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--resume-from: cannot read the points CSV", bad.stderr)
+        both = wattlab(*SWEEP, "--db", fresh, "--resume-from", self.csv, "--no-resume")
+        self.assertEqual(both.returncode, 2)
+        self.assertIn("give one of them", both.stderr)
+
     def test_usage_errors(self):
         r = wattlab("report", "--points", self.csv)
         self.assertEqual(r.returncode, 2)
