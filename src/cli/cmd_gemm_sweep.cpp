@@ -13,6 +13,7 @@
 #include "gemm_recording.h"
 #include "stop_signal.h"
 #include "wattlab/lab/sweep_stop.h"
+#include "wattlab/report/gemm_points_csv.h"
 #include "wattlab/report/gemm_text.h"
 
 namespace wattlab::cli {
@@ -31,10 +32,23 @@ struct GemmSweepOptions {
   std::string db = "wattlab.db";
   bool dry_run = false;
   bool no_resume = false;
+  std::string resume_from;  // a points CSV whose points of this sweep count as done
   std::size_t max_points = 0;
   double budget_min = 0;
   bool engines_given = false, shapes_given = false;
 };
+
+// The points of `sweep_id` in the points CSV that --resume-from names (python/bench/gemm_points_csv.py):
+// done, as if they were in the store. A CSV that does not read is bad input (exit 2).
+std::set<int> completed_in_csv(const std::string& path, const std::string& sweep_id) {
+  auto runs = report::load_gemm_points_csv(path);
+  if (!runs) throw UsageError("--resume-from: " + runs.error().message());
+  std::set<int> done;
+  for (const auto& r : *runs)
+    for (const auto& w : r.windows)
+      if (auto p = GemmPointRecord::decode(w); p && p->sweep == sweep_id) done.insert(p->point);
+  return done;
+}
 
 std::vector<std::string> command_line(const GemmSweepOptions& o) {
   std::vector<std::string> c{"wattlab", "gemm", o.name, "--device", o.dev.device, "--experiment", o.experiments,
@@ -54,6 +68,8 @@ std::string id_salt(const GemmSweepOptions& o, const std::string& executor_kind)
 }
 
 lab::PlanRequest plan_request(GemmSweepOptions& o) {
+  if (o.no_resume && !o.resume_from.empty())
+    throw UsageError("--resume-from skips the points a CSV holds, --no-resume measures every point: give one of them");
   if (o.proto.fidelity) {
     if (!o.engines_given) o.engines = "fp16acc16";
     if (o.shapes_given && o.shapes != "2048" && o.shapes != "2048x2048x2048")
@@ -103,6 +119,7 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
       }
       done = std::move(*d);
     }
+    if (!o.resume_from.empty()) done.merge(completed_in_csv(o.resume_from, plan.sweep_id));
     io.out << fmt::format("dry run: nothing is measured (the executor would be {})\n",
                           kind == "sim" ? "the SIMULATED one" : "the GPU one");
     report::print_plan_summary(io.out, {&plan, &req, done.size(), lab::estimate_plan_s(plan, model, done.size()), model,
@@ -118,6 +135,7 @@ int run_sweep_command(GemmSweepOptions o, Io& io) {
   }
   std::set<int> done;
   if (!o.no_resume) done = usage_or_value(lab::completed_points(*store, plan.sweep_id), "resume");
+  if (!o.resume_from.empty()) done.merge(completed_in_csv(o.resume_from, plan.sweep_id));
   const std::vector<lab::PlannedPoint> rest = lab::remaining_points(plan, done);
 
   std::unique_ptr<lab::GemmExecutor> exec = std::move(gpu.exec);
@@ -190,6 +208,8 @@ void add_sweep_options(CLI::App* sub, const std::shared_ptr<GemmSweepOptions>& o
   sub->add_option("--db", o->db, "SQLite database the points are stored in")->capture_default_str();
   sub->add_flag("--dry-run", o->dry_run, "print the plan (summary and every point) and exit");
   sub->add_flag("--no-resume", o->no_resume, "measure every point again, even those already stored");
+  sub->add_option("--resume-from", o->resume_from,
+                  "also skip the points of this sweep in a points CSV (python/bench/gemm_points_csv.py): resume without the store");
   sub->add_option("--max-points", o->max_points, "stop after this many points (0: no limit)")->capture_default_str();
   sub->add_option("--budget-min", o->budget_min,
                   "stop between points before the elapsed time would pass this many minutes (0: no limit)")

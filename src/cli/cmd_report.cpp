@@ -1,7 +1,8 @@
 // wattlab report RUN_ID|latest [--db FILE] [--format text|json|html] [--json] [--html FILE]: a
 // stored run again on stdout, or as one self-contained HTML page with plots (docs/report-html.md).
 // wattlab report --gemm [RUN_ID|latest|all] [--format text|md|html] [--plots-dir DIR] [--html FILE]
-// [--sweep ID]: the GEMM study's tables and plots against the reference (docs/report-gemm.md).
+// [--sweep ID] [--points FILE.csv]: the GEMM study's tables and plots against the reference, from
+// the store or from its points CSV (docs/report-gemm.md).
 // --format picks what goes to stdout (format_option.h); --html FILE writes the page to a file.
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 #include "format_option.h"
 #include "wattlab/report/gemm_analysis.h"
 #include "wattlab/report/gemm_plot_files.h"
+#include "wattlab/report/gemm_points_csv.h"
 #include "wattlab/report/gemm_tables.h"
 #include "wattlab/report/html_report.h"
 #include "wattlab/report/run_report.h"
@@ -32,6 +34,8 @@ struct ReportOptions {
   bool gemm = false;
   std::string plots_dir;
   std::string sweep;  // --gemm: only this sweep id
+  std::string points;  // --gemm: read the points CSV instead of the store
+  bool db_given = false;
 };
 
 // The HTML file's folder must exist and the path must not be a folder: checked before any work.
@@ -50,7 +54,10 @@ void check_html_path(const std::string& path) {
 void check_options(const ReportOptions& o) {
   const Format f = o.format.format;
   if (!o.html.empty()) check_html_path(o.html);
-  if (!o.gemm && (!o.plots_dir.empty() || !o.sweep.empty())) throw UsageError("report: --plots-dir and --sweep go with --gemm");
+  if (!o.gemm && (!o.plots_dir.empty() || !o.sweep.empty() || !o.points.empty()))
+    throw UsageError("report: --plots-dir, --sweep and --points go with --gemm");
+  if (!o.points.empty() && o.db_given)
+    throw UsageError("report: --points reads the points CSV instead of a store; give --points or --db, not both");
   if (!o.gemm && f == Format::markdown)
     throw UsageError("report: --format md goes with --gemm; a run prints as text, json or html");
   if (o.gemm && f == Format::json)
@@ -112,10 +119,10 @@ std::optional<RunId> run_id(const Store& store, const std::string& run, bool gem
   }
 }
 
-int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
-  const std::string sel = o.run.empty() ? "all" : o.run;
-  std::vector<RunRecord> runs;
-  std::string what;
+// The runs --gemm reads: every run with windows ("all"), the latest or one run id, from the store.
+// Returns false (message on stderr) when one does not load.
+bool load_gemm_runs(const ReportOptions& o, const Store& store, const std::string& sel, std::vector<RunRecord>& runs,
+                    std::string& what, int& status, Io& io) {
   auto load = [&](RunId id) -> bool {
     auto rec = store.load_run(id);
     if (!rec) io.err << "wattlab: " << rec.error().message() << "\n";
@@ -126,16 +133,48 @@ int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
     auto list = store.list_runs();
     if (!list) {
       io.err << "wattlab: " << list.error().message() << "\n";
-      return kExitFailure;
+      return status = kExitFailure, false;
     }
     for (const auto& r : *list)
-      if (r.window_count > 0 && !load(r.run_id)) return kExitFailure;
+      if (r.window_count > 0 && !load(r.run_id)) return status = kExitFailure, false;
     what = "all runs of " + o.db;
   } else {
     const auto id = run_id(store, sel, true, io);
-    if (!id || !load(*id)) return kExitUsage;
+    if (!id || !load(*id)) return status = kExitUsage, false;
     what = "run " + std::to_string(*id) + " of " + o.db;
   }
+  return true;
+}
+
+// The same selection from the points CSV: "all", "latest" (the highest run id) or one run id.
+bool select_csv_runs(const ReportOptions& o, const std::string& sel, std::vector<RunRecord>& runs, std::string& what, Io& io) {
+  if (sel == "all") {
+    what = "all runs of " + o.points;
+    return true;
+  }
+  RunId id = 0;
+  if (sel == "latest") {
+    id = runs.empty() ? 0 : runs.back().run_id;
+  } else {
+    try {
+      std::size_t used = 0;
+      id = std::stoll(sel, &used);
+      if (used != sel.size() || id <= 0) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw UsageError("report: '" + sel + "' is not a run id; give a positive number, 'latest' or 'all'");
+    }
+  }
+  std::erase_if(runs, [&](const RunRecord& r) { return r.run_id != id; });
+  if (runs.empty()) {
+    io.err << "wattlab: report --gemm: no run " << (sel == "latest" ? std::string("at all") : std::to_string(id)) << " in "
+           << o.points << "\n";
+    return false;
+  }
+  what = "run " + std::to_string(id) + " of " + o.points;
+  return true;
+}
+
+int report_gemm(const ReportOptions& o, std::vector<RunRecord> runs, const std::string& sel, std::string what, Io& io) {
   auto points = report::gemm_measurements(runs);
   if (!o.sweep.empty()) {
     std::erase_if(points, [&](const report::GemmMeasurement& m) { return m.sweep != o.sweep; });
@@ -170,12 +209,29 @@ int report_gemm(const ReportOptions& o, const Store& store, Io& io) {
 
 int report(const ReportOptions& o, Io& io) {
   check_options(o);
+  const std::string sel = o.run.empty() ? "all" : o.run;
+  if (o.gemm && !o.points.empty()) {
+    auto runs = report::load_gemm_points_csv(o.points);
+    if (!runs) {
+      io.err << "wattlab: " << runs.error().message() << "\n";
+      return kExitUsage;
+    }
+    std::string what;
+    if (!select_csv_runs(o, sel, *runs, what, io)) return kExitUsage;
+    return report_gemm(o, std::move(*runs), sel, what, io);
+  }
   auto store = Store::open(o.db, OpenMode::read_only);
   if (!store) {
     io.err << "wattlab: " << store.error().message() << "\n";
     return store.error().kind == ErrorKind::not_found || store.error().kind == ErrorKind::parse ? kExitUsage : kExitFailure;
   }
-  if (o.gemm) return report_gemm(o, *store, io);
+  if (o.gemm) {
+    std::vector<RunRecord> runs;
+    std::string what;
+    int status = kExitOk;
+    if (!load_gemm_runs(o, *store, sel, runs, what, status, io)) return status;
+    return report_gemm(o, std::move(runs), sel, what, io);
+  }
   if (o.run == "all") throw UsageError("report: 'all' goes with --gemm; give a run id or 'latest'");
   const auto id = run_id(*store, o.run, false, io);
   if (!id) return kExitUsage;
@@ -196,14 +252,19 @@ void register_report(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ReportOptions>();
   auto* sub = app.add_subcommand("report", "Print a stored run again, or the GEMM study's tables (--gemm)");
   sub->add_option("run", opts->run, "run id or 'latest' (the default); with --gemm also 'all' (the default there)");
-  sub->add_option("--db", opts->db, "SQLite database")->capture_default_str();
+  auto* db = sub->add_option("--db", opts->db, "SQLite database")->capture_default_str();
   add_format_option(sub, opts->format, {Format::text, Format::json, Format::markdown, Format::html},
                     "a run: text, json (docs/json-output.md) or html; with --gemm: text, md (Markdown tables) or html");
   sub->add_option("--html", opts->html, "write the run (or with --gemm the study) as one self-contained HTML page with plots");
   sub->add_flag("--gemm", opts->gemm, "the GEMM study's tables against the reference, over every run by default (docs/report-gemm.md)");
   sub->add_option("--plots-dir", opts->plots_dir, "with --gemm: write SVG plots normalized to the reference into this folder");
   sub->add_option("--sweep", opts->sweep, "with --gemm: only this sweep id");
-  sub->callback([opts, &action] { action = [opts](Io& io) { return report(*opts, io); }; });
+  sub->add_option("--points", opts->points,
+                  "with --gemm: read the points CSV (python/bench/gemm_points_csv.py) instead of the store");
+  sub->callback([opts, db, &action] {
+    opts->db_given = db->count() > 0;
+    action = [opts](Io& io) { return report(*opts, io); };
+  });
 }
 
 }  // namespace wattlab::cli

@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "wattlab/report/gemm_nonfinite.h"
+
 namespace wattlab::report {
 namespace {
 
@@ -70,6 +72,27 @@ bool shape_less(const std::string& a, const std::string& b) {
   };
   const auto da = dims(a), db = dims(b);
   return da != db ? da < db : a < b;
+}
+
+// A point's value of `q` and the reference points it is compared with: those of its own run when
+// it has a time and its run has any (drift-corrected), else every reference point of its seed.
+std::optional<DeltaSample> delta_sample(const GemmMeasurement& p, const std::vector<const GemmMeasurement*>& seed_refs,
+                                        GemmQty q) {
+  if (!p.q[idx(q)]) return std::nullopt;
+  DeltaSample s;
+  s.value = *p.q[idx(q)];
+  if (p.t_ns)
+    for (const auto* r : seed_refs)
+      if (r->run == p.run && r->t_ns && r->q[idx(q)]) s.refs.push_back({*r->t_ns, *r->q[idx(q)]});
+  if (!s.refs.empty()) {
+    s.t_ns = p.t_ns;
+    std::sort(s.refs.begin(), s.refs.end(), [](const RefPoint& x, const RefPoint& y) { return x.t_ns < y.t_ns; });
+    return s;
+  }
+  for (const auto* r : seed_refs)
+    if (r->q[idx(q)]) s.refs.push_back({r->t_ns.value_or(0), *r->q[idx(q)]});
+  if (s.refs.empty()) return std::nullopt;
+  return s;
 }
 
 struct RefKey {
@@ -161,6 +184,7 @@ GemmEffect effect_of(const std::vector<const GemmRow*>& rows, const GemmReferenc
   const GemmRow* bp = largest(GemmQty::power, e.max_power_at);
   if (be) {
     e.max_energy_pct = be->delta[idx(GemmQty::energy_per_gemm)];
+    e.max_energy_ci = be->energy_ci;
     auto mean_if = [](const Stat& s) -> std::optional<double> { return s.n ? std::optional<double>(s.mean) : std::nullopt; };
     e.clock_at_max_energy_pct = mean_if(be->delta[idx(GemmQty::sm_clock)]);
     e.tflops_at_max_energy_pct = mean_if(be->delta[idx(GemmQty::tflops)]);
@@ -185,6 +209,7 @@ GemmEffect effect_of(const std::vector<const GemmRow*>& rows, const GemmReferenc
   auto curve = [&](GemmQty q) {
     std::vector<double> pct;
     for (const auto* r : rows) {
+      if (r->all_excluded()) continue;  // non-finite inputs: no Δ to draw
       if (r->delta[idx(q)].n == 0) return Curve::unknown;
       pct.push_back(r->delta[idx(q)].mean);
     }
@@ -215,9 +240,7 @@ GemmSweepAnalysis analyze_sweep(const std::string& id, const std::vector<const G
     else rows[{p->shape, p->engine, p->experiment, p->param_value}][p->seed].push_back(p);
   }
   a.runs.assign(runs.begin(), runs.end());
-  std::map<RefKey, std::map<std::string, Values>> ref_means;
   for (const auto& [key, by_seed] : refs) {
-    for (const auto& [seed, rp] : by_seed) ref_means[key][seed] = mean_values(rp);
     auto r = reference_of(key.shape, key.engine, by_seed, o);
     if (key.engine == "control") a.control_reference = std::move(r);
     else a.references.push_back(std::move(r));
@@ -232,28 +255,51 @@ GemmSweepAnalysis analyze_sweep(const std::string& id, const std::vector<const G
     row.x = param_number(key.param_value);
     row.seeds = by_seed.size();
     std::array<std::vector<double>, kGemmQtyCount> vals, deltas;
-    const auto rm = ref_means.find({key.shape, key.engine});
+    std::vector<std::vector<DeltaSample>> energy_samples;
+    const auto rs = refs.find({key.shape, key.engine});
     for (const auto& [seed, sp] : by_seed) {
       const Values v = mean_values(sp);
-      row.per_seed[seed] = v;
+      std::vector<const GemmMeasurement*> kept;
       for (const auto* p : sp) {
+        ++row.points;
         if (p->rel_error) row.max_rel_error = std::max(row.max_rel_error.value_or(0), *p->rel_error);
         if (p->nonfinite_fraction) row.max_nonfinite_fraction = std::max(row.max_nonfinite_fraction.value_or(0), *p->nonfinite_fraction);
+        if (p->nonfinite != GemmNonfinite::none && row.nonfinite_label.empty()) row.nonfinite_label = p->nonfinite_label;
+        row.nonfinite_input_points += p->nonfinite == GemmNonfinite::inputs;
+        row.overflow_points += p->nonfinite == GemmNonfinite::overflow;
+        row.unchecked_points += p->nonfinite == GemmNonfinite::unchecked;
+        if (!p->excluded()) kept.push_back(p);
       }
-      const Values* ref = nullptr;
-      if (rm != ref_means.end())
-        if (auto it = rm->second.find(seed); it != rm->second.end()) ref = &it->second;
-      if (ref) ++row.referenced_seeds;
-      for (std::size_t q = 0; q < kGemmQtyCount; ++q) {
+      for (std::size_t q = 0; q < kGemmQtyCount; ++q)
         if (v[q]) vals[q].push_back(*v[q]);
-        if (ref)
-          if (auto d = delta_of(static_cast<GemmQty>(q), v[q], (*ref)[q])) deltas[q].push_back(*d);
+      const std::vector<const GemmMeasurement*>* seed_refs = nullptr;
+      if (rs != refs.end())
+        if (auto it = rs->second.find(seed); it != rs->second.end()) seed_refs = &it->second;
+      if (seed_refs) ++row.referenced_seeds;
+      if (kept.empty()) continue;
+      row.per_seed[seed] = mean_values(kept);
+      if (!seed_refs) continue;
+      // Per point against its drift-corrected reference, then the seed's mean.
+      for (std::size_t q = 0; q < kGemmQtyCount; ++q) {
+        const auto qq = static_cast<GemmQty>(q);
+        double sum = 0;
+        std::size_t n = 0;
+        std::vector<DeltaSample> samples;
+        for (const auto* p : kept) {
+          auto s = delta_sample(*p, *seed_refs, qq);
+          if (!s) continue;
+          if (auto d = delta_of(qq, s->value, drift_reference(s->refs, s->t_ns))) sum += *d, ++n;
+          samples.push_back(std::move(*s));
+        }
+        if (n > 0) deltas[q].push_back(sum / static_cast<double>(n));
+        if (qq == GemmQty::energy_per_gemm && !samples.empty()) energy_samples.push_back(std::move(samples));
       }
     }
     for (std::size_t q = 0; q < kGemmQtyCount; ++q) {
       row.value[q] = stat_of(vals[q]);
       row.delta[q] = stat_of(deltas[q]);
     }
+    row.energy_ci = delta_ci(energy_samples, o.ci);
     (row.engine == "control" ? a.controls : a.rows).push_back(std::move(row));
   }
   auto row_less = [](const GemmRow& x, const GemmRow& y) {
@@ -396,9 +442,19 @@ std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& run
       m.energy_per_gemm_u_j = finite(c.energy_per_gemm_u_j);
       m.rel_error = finite(c.rel_error);
       m.nonfinite_fraction = finite(c.nonfinite_fraction);
+      m.m = p.m;
+      m.n = p.n;
+      m.k = p.k;
+      m.seed_number = p.seed;
+      m.recipe_a = p.recipe_a;
+      m.recipe_b = p.recipe_b;
+      if (w.t_end_ns > 0) m.t_ns = w.t_begin_ns + (w.t_end_ns - w.t_begin_ns) / 2;
+      m.output_nonfinite = c.rel_error_nonfinite || (c.nonfinite_fraction && *c.nonfinite_fraction > 0) ||
+                           (c.nonfinite_fraction && std::isnan(*c.nonfinite_fraction));
       out.push_back(std::move(m));
     }
   }
+  classify_nonfinite(out);
   return out;
 }
 

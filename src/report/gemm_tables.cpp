@@ -22,6 +22,27 @@ std::string opt_num(const std::optional<double>& v, const char* spec = "{:.4g}")
 std::string pct(const Stat& s) { return mean_sd(s, "{:+.2f}"); }
 std::string pct(const std::optional<Stat>& s) { return s ? pct(*s) : "n/a"; }
 
+// "-23.7 % [-25.1, -22.2]": ΔE and its 95 % CI; "(1 seed)" when the CI spans the reference points only.
+std::string ci_text(const std::optional<DeltaCi>& ci) {
+  if (!ci) return "n/a";
+  return fmt::format("{:.1f} % [{:.1f}, {:.1f}]{}", ci->mean_pct, ci->lo_pct, ci->hi_pct, ci->references_only ? " (1 seed)" : "");
+}
+
+// Which of a row's points had a non-finite output, and why.
+std::string nonfinite_text(const GemmRow& r) {
+  const std::size_t n = r.nonfinite_input_points + r.overflow_points + r.unchecked_points;
+  if (n == 0) return "-";
+  return r.nonfinite_label + (n < r.points ? fmt::format(" ({} of {} points)", n, r.points) : "");
+}
+
+std::string ci_note(const GemmAnalysisOptions& o) {
+  return fmt::format("ΔE [95 % CI]: each point against its reference drift-corrected in time (linear between the nearest "
+                     "reference points before and after it in its run), mean over seeds; the CI is a percentile bootstrap "
+                     "over the seeds and over each seed's reference points ({} resamples, RNG seed {}). '(1 seed)': one "
+                     "seed, so the CI covers the reference points only, not the spread between seeds.",
+                     o.ci.resamples, o.ci.rng_seed);
+}
+
 const Stat& val(const GemmRow& r, GemmQty q) { return r.value[idx(q)]; }
 const Stat& del(const GemmRow& r, GemmQty q) { return r.delta[idx(q)]; }
 
@@ -47,7 +68,7 @@ GemmTable references_table(const GemmSweepAnalysis& a, const GemmAnalysisOptions
   return t;
 }
 
-GemmTable experiment_table(const GemmSweepAnalysis& a, const std::string& exp) {
+GemmTable experiment_table(const GemmSweepAnalysis& a, const std::string& exp, const GemmAnalysisOptions& o) {
   GemmTable t;
   std::string param;
   for (const auto& r : a.rows)
@@ -56,21 +77,27 @@ GemmTable experiment_table(const GemmSweepAnalysis& a, const std::string& exp) {
   if (auto orig = original_effect(exp))
     t.notes.push_back(fmt::format("Original study (input-dependent-power.md §3, A100): {}. Expected on the H200 (§7): {}.",
                                   orig->a100, orig->h200));
-  t.notes.push_back("Mean ± SD across seeds; Δ per seed against the mean of that seed's reference points of the same "
-                    "shape and engine in this sweep (%, capped fraction: difference).");
-  t.headers = {"shape", "engine", param, "seeds", "energy/GEMM (mJ)", "ΔE (%)", "power (W)", "ΔP (%)", "TFLOP/s",
-               "ΔTFLOP/s (%)", "SM clock (MHz)", "Δclock (%)", "capped fraction", "Δcapped", "max rel. error", "max non-finite"};
+  t.notes.push_back("Mean ± SD across seeds; Δ per seed against that seed's reference points of the same shape and engine "
+                    "in this sweep, drift-corrected in time (%, capped fraction: difference).");
+  t.notes.push_back(ci_note(o));
+  t.notes.push_back("Non-finite: the accuracy check found Inf/NaN in C; the inputs regenerated from the recipes tell why. "
+                    "Points with non-finite inputs are kept out of every Δ (their energy is still shown); an overflow with "
+                    "finite inputs keeps its Δ.");
+  t.headers = {"shape", "engine", param, "seeds", "energy/GEMM (mJ)", "ΔE [95 % CI]", "power (W)", "ΔP (%)", "TFLOP/s",
+               "ΔTFLOP/s (%)", "SM clock (MHz)", "Δclock (%)", "capped fraction", "Δcapped", "max rel. error", "max non-finite",
+               "non-finite"};
   for (const auto& r : a.rows) {
     if (r.experiment != exp) continue;
     t.rows.push_back({r.shape, r.engine, r.param_value,
                       r.referenced_seeds == r.seeds ? std::to_string(r.seeds)
                                                     : fmt::format("{} ({} without reference)", r.seeds, r.seeds - r.referenced_seeds),
-                      mean_sd(val(r, GemmQty::energy_per_gemm), nullptr, 1e3), pct(del(r, GemmQty::energy_per_gemm)),
+                      mean_sd(val(r, GemmQty::energy_per_gemm), nullptr, 1e3),
+                      r.all_excluded() ? std::string("n/a (non-finite inputs)") : ci_text(r.energy_ci),
                       mean_sd(val(r, GemmQty::power), "{:.1f}"), pct(del(r, GemmQty::power)),
                       mean_sd(val(r, GemmQty::tflops)), pct(del(r, GemmQty::tflops)),
                       mean_sd(val(r, GemmQty::sm_clock), "{:.0f}"), pct(del(r, GemmQty::sm_clock)),
                       mean_sd(val(r, GemmQty::capped_fraction), "{:.2f}"), mean_sd(del(r, GemmQty::capped_fraction), "{:+.2f}"),
-                      opt_num(r.max_rel_error, "{:.2e}"), opt_num(r.max_nonfinite_fraction, "{:.3g}")});
+                      opt_num(r.max_rel_error, "{:.2e}"), opt_num(r.max_nonfinite_fraction, "{:.3g}"), nonfinite_text(r)});
   }
   return t;
 }
@@ -80,7 +107,8 @@ GemmTable effects_table(const GemmSweepAnalysis& a, const GemmAnalysisOptions& o
   t.title = "Effects per experiment and engine, next to the original study" + sim(a);
   t.notes = {
       "Start -> end: the last value of the sweep against the first, seed by seed (%). Largest: the value with the "
-      "largest |mean Δ| against the reference.",
+      "largest |mean Δ| against the reference, ΔE with its 95 % CI (as in the experiment tables). Points with non-finite "
+      "inputs take no part.",
       fmt::format("Shows in: 'power' when |ΔP| >= {0:g} % at the largest-|ΔE| value; else 'clock/throughput (at the cap)' "
                   "when the reference's capped fraction is > {1:g} and |ΔSM clock| or |ΔTFLOP/s| >= {2:g} % there (the cap "
                   "turned the effect into clock and throughput); 'clock/throughput' for the same without the cap; "
@@ -90,14 +118,14 @@ GemmTable effects_table(const GemmSweepAnalysis& a, const GemmAnalysisOptions& o
                   "(input-dependent-power.md §3, §7).",
                   o.flat_pct)};
   t.headers = {"experiment", "shape", "engine", "values", "seeds", "ΔP start->end (%)", "ΔE start->end (%)",
-               "largest ΔP (%)", "at", "largest ΔE (%)", "at", "Δclock / ΔTFLOP/s there (%)", "ref capped", "shows in",
+               "largest ΔP (%)", "at", "largest ΔE [95 % CI]", "at", "Δclock / ΔTFLOP/s there (%)", "ref capped", "shows in",
                "power curve", "expected", "agrees", "original (A100, §3)"};
   for (const auto& e : a.effects) {
     const auto orig = original_effect(e.experiment);
     const Curve expected = orig ? orig->expected : Curve::unknown;
     t.rows.push_back({e.experiment, e.shape, e.engine, std::to_string(e.values), std::to_string(e.seeds),
                       pct(e.start_to_end_power_pct), pct(e.start_to_end_energy_pct), pct(e.max_power_pct), e.max_power_at,
-                      pct(e.max_energy_pct), e.max_energy_at,
+                      e.max_energy_ci ? ci_text(e.max_energy_ci) : pct(e.max_energy_pct), e.max_energy_at,
                       opt_num(e.clock_at_max_energy_pct, "{:+.1f}") + " / " + opt_num(e.tflops_at_max_energy_pct, "{:+.1f}"),
                       e.reference_capped ? "yes" : "no", e.shows_in, std::string(to_string(e.power_curve)),
                       std::string(to_string(expected)), std::string(curve_agrees(expected, e.power_curve)),
@@ -162,7 +190,7 @@ std::vector<GemmTable> gemm_tables(const GemmSweepAnalysis& a, const GemmAnalysi
   for (const auto& e : a.effects)
     if (std::find(exps.begin(), exps.end(), e.experiment) == exps.end()) exps.push_back(e.experiment);
   std::sort(exps.begin(), exps.end(), experiment_less);
-  for (const auto& x : exps) out.push_back(experiment_table(a, x));
+  for (const auto& x : exps) out.push_back(experiment_table(a, x, o));
   if (!a.controls.empty()) out.push_back(controls_table(a));
   return out;
 }

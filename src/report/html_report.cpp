@@ -244,8 +244,9 @@ Result<std::string> gemm_html_report(const std::vector<RunRecord>& runs, const s
   h += fmt::format("<title>wattlab GEMM study{}</title>\n<style>{}</style></head><body>\n", simulated ? " (SIMULATED)" : "", kCss);
   h += fmt::format("<h1>wattlab GEMM study: {}</h1>\n", esc(what));
   if (simulated) h += "<p class=\"simulated\">SIMULATED: some or all points come from wattlab's simulated GPU, not hardware.</p>\n";
-  h += "<p class=\"note\">Every gemm_point window, grouped by sweep id; each point against the mean of the reference points of "
-       "the same shape, engine and seed in its sweep; mean ± SD across seeds (docs/report-gemm.md).</p>\n";
+  h += "<p class=\"note\">Every gemm_point window, grouped by sweep id; each point against the reference points of the same "
+       "shape, engine and seed in its sweep, drift-corrected in time; mean ± SD across seeds, ΔE with its bootstrap 95 % CI "
+       "(docs/report-gemm.md).</p>\n";
   h += body->empty() ? "<p class=\"note\">No sweep has reference points, so nothing is normalized.</p>\n" : *body;
   h += fmt::format("<p class=\"note\">{} plots rendered by gnuplot. Written by wattlab report --gemm --html.</p>\n", figs.count());
   return h + "</body></html>\n";

@@ -5,12 +5,14 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "wattlab/report/gemm_delta_ci.h"
 #include "wattlab/store/gemm_point_record.h"
 #include "wattlab/store/run_record.h"
 
@@ -25,6 +27,15 @@ constexpr std::size_t idx(GemmQty q) { return static_cast<std::size_t>(q); }
 // fraction and the temperature it is the plain difference (fraction, degC).
 bool relative_delta(GemmQty q);
 
+// Why a point's output held Inf or NaN (the accuracy check: count rel_error_nonfinite or a
+// non-finite fraction of C above 0), found by regenerating its inputs (gemm_nonfinite.h).
+enum class GemmNonfinite {
+  none,       // the check found no Inf/NaN (or made none)
+  inputs,     // A or B holds Inf/NaN: the point is kept out of every Δ
+  overflow,   // finite inputs: the accumulator (or C's type) overflowed; the point keeps its Δ
+  unchecked,  // the inputs could not be regenerated (the label says why): kept out of every Δ
+};
+
 // One stored gemm_point window (a GemmPointRecord), with the finite counts the analysis uses.
 struct GemmMeasurement {
   RunId run = 0;
@@ -36,14 +47,24 @@ struct GemmMeasurement {
   bool simulated = false;  // label simulated=1, or a simulated run
   std::array<std::optional<double>, kGemmQtyCount> q{};
   std::optional<double> energy_per_gemm_u_j, rel_error, nonfinite_fraction;
+  int64_t m = 0, n = 0, k = 0;
+  uint64_t seed_number = 0;
+  std::string recipe_a, recipe_b;
+  std::optional<int64_t> t_ns;   // the window's middle; empty for a window without edges
+  bool output_nonfinite = false;  // the accuracy check found Inf/NaN (C or its relative error)
+  GemmNonfinite nonfinite = GemmNonfinite::none;
+  std::string nonfinite_label;    // "non-finite inputs (A and B)", "FP32 accumulator overflow (finite inputs)"
+  // Kept out of Δ, effects and curves (its energy is still shown).
+  bool excluded() const { return nonfinite == GemmNonfinite::inputs || nonfinite == GemmNonfinite::unchecked; }
 };
 
 // The GEMM point a window of `run` holds; throws WattlabError naming the run and window when the
 // window's labels and counts do not decode.
 GemmPointRecord decode_gemm_point(const RunRecord& run, const WindowResult& w);
 
-// Every gemm_point window of `runs`, in run then window order. Throws WattlabError (parse) naming
-// the run and window when one does not decode: no malformed point enters a mean unnoticed.
+// Every gemm_point window of `runs`, in run then window order, points with a non-finite output
+// classified (classify_nonfinite). Throws WattlabError (parse) naming the run and window when one
+// does not decode: no malformed point enters a mean unnoticed.
 std::vector<GemmMeasurement> gemm_measurements(const std::vector<RunRecord>& runs);
 
 // "0.25", "2^-3", "0xFF" as a number; nullopt for anything else ("baseline", "with").
@@ -61,6 +82,7 @@ struct GemmAnalysisOptions {
   double capped_fraction = 0.5;     // reference "at the cap" above this capped fraction
   double flat_pct = 3.0;            // |Δ| below this is not resolved (repeatability ~2 %, §9)
   double moved_pct = 3.0;           // |ΔSM clock| or |ΔTFLOP/s| from this on counts as moved
+  DeltaCiOptions ci;                // the bootstrap of ΔE's confidence interval
 };
 
 // The reference points of one (shape, engine) in a sweep.
@@ -86,8 +108,15 @@ struct GemmRow {
   std::size_t referenced_seeds = 0;  // of those, seeds whose reference exists (Δ computed)
   std::array<Stat, kGemmQtyCount> value{};  // per seed mean first, then across seeds
   std::array<Stat, kGemmQtyCount> delta{};  // per seed against that seed's reference (see relative_delta)
-  std::map<std::string, std::array<std::optional<double>, kGemmQtyCount>> per_seed;  // seed -> value
+  // seed -> value, of the points that enter Δ (not those with non-finite inputs)
+  std::map<std::string, std::array<std::optional<double>, kGemmQtyCount>> per_seed;
   std::optional<double> max_rel_error, max_nonfinite_fraction;
+  // ΔE's mean and 95 % CI across seeds against the drift-corrected reference (gemm_delta_ci.h).
+  std::optional<DeltaCi> energy_ci;
+  // Points whose output held Inf/NaN, by cause; `nonfinite_label` is the first one's label.
+  std::size_t nonfinite_input_points = 0, overflow_points = 0, unchecked_points = 0, points = 0;
+  std::string nonfinite_label;
+  bool all_excluded() const { return points > 0 && nonfinite_input_points + unchecked_points == points; }
 };
 
 // How a sweep's curve runs, from its start value to its end value (ordered by x).
@@ -103,6 +132,7 @@ struct GemmEffect {
   // The value with the largest |mean ΔE| (|mean ΔP|) against the reference, and that Δ.
   std::string max_energy_at, max_power_at;
   std::optional<Stat> max_energy_pct, max_power_pct;
+  std::optional<DeltaCi> max_energy_ci;  // the CI of the largest-|ΔE| value's ΔE
   // At the largest-|ΔE| value: ΔSM clock and ΔTFLOP/s (%).
   std::optional<double> clock_at_max_energy_pct, tflops_at_max_energy_pct;
   bool reference_capped = false;
