@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   int64_t next_flush_ns = clock.now_ns() + kS / 2;
   for (long i = 0; i < windows;) {
     // A group of windows open at once for 1 ms of virtual time, then closed, 10,000 at a time with
-    // a flush between (fewer than the meter's 65,536 finished results between two flushes).
+    // a flush between. Closes within one counter period become final together: a group over
+    // 65,536 loses its oldest (docs/reliability.md, "Many windows").
     for (long k = 0; k < open_at_once && i + k < windows; ++k) open.push_back(rec.open("w"));
     rec.meter().advance_to(clock.now_ns() + kMs);
     for (std::size_t k = 0; k < open.size(); ++k) {

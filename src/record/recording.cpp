@@ -267,6 +267,8 @@ Status Recording::flush_locked() {
       } else {
         events_stored_ = events.size();
       }
+      std::lock_guard lk(mu_);
+      health_.events_pending = events.size() - events_stored_;
     }
     const std::size_t failures = store_health().failures;
     store_due_windows();
@@ -280,7 +282,8 @@ Status Recording::flush_locked() {
       failing_ = false;
       recovered = true;
     }
-    const bool outstanding = !pending_.empty() || windows_held_ != 0 || health_.readings_lost || health_.windows_lost;
+    const bool outstanding = !pending_.empty() || windows_held_ != 0 || health_.readings_lost || health_.windows_lost ||
+                             health_.events_pending;
     if (outstanding && health_.first_error) status = *health_.first_error;
   }
   if (recovered) note("the store works again: what was kept in memory is stored now");

@@ -38,10 +38,13 @@ struct StoreHealth {
   uint64_t readings_lost = 0;     // readings dropped: more than kMaxPendingReadings were waiting
   uint64_t windows_pending = 0;   // final windows not stored yet, held in memory
   uint64_t windows_lost = 0;      // windows whose result could be neither stored nor held
+  uint64_t events_pending = 0;    // meter events not stored yet (the meter keeps them)
   bool end_stored = true;         // false: end_run failed (the store says the run is incomplete)
   std::optional<Error> first_error;
   // Something measured is not in the store.
-  bool incomplete() const { return readings_pending || readings_lost || windows_pending || windows_lost || !end_stored; }
+  bool incomplete() const {
+    return readings_pending || readings_lost || windows_pending || windows_lost || events_pending || !end_stored;
+  }
 };
 
 struct RecordingOptions {
