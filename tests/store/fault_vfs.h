@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace wattlab::test {
@@ -78,7 +79,17 @@ class FaultVfs {
     }
     const int rc = self.base_->xOpen(self.base_, name, ff->real(), flags, out_flags);
     if (rc == SQLITE_OK && ff->real()->pMethods != nullptr) {
-      self.methods_ = *ff->real()->pMethods;
+      std::call_once(self.methods_once_, [&] { self.fill_methods(*ff->real()->pMethods); });
+      ff->base.pMethods = &self.methods_;
+    }
+    return rc;
+  }
+
+  // Our methods: the default VFS's, wrapped. Filled once, from the first file opened.
+  void fill_methods(const sqlite3_io_methods& base_methods) {
+    auto& self = *this;
+    {
+      self.methods_ = base_methods;
       self.methods_.xClose = [](sqlite3_file* x) {
         const int r = real(x)->pMethods->xClose(real(x));
         x->pMethods = nullptr;
@@ -135,12 +146,11 @@ class FaultVfs {
           return real(x)->pMethods->xUnfetch(real(x), o, p);
         };
       }
-      ff->base.pMethods = &self.methods_;
     }
-    return rc;
   }
 
   sqlite3_vfs* base_ = nullptr;
+  std::once_flag methods_once_;
   sqlite3_vfs vfs_{};
   sqlite3_io_methods methods_{};  // one table: every file of the default VFS has the same methods
 };
