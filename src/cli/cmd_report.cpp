@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "format_option.h"
+#include "wattlab/record/provisional_run.h"
 #include "wattlab/report/gemm_analysis.h"
 #include "wattlab/report/gemm_plot_files.h"
 #include "wattlab/report/gemm_points_csv.h"
@@ -242,6 +243,8 @@ int report(const ReportOptions& o, Io& io) {
   }
   if (!o.html.empty() || o.format.format == Format::html)
     return emit_html(report::html_report(*store, *id), o.html, "run " + std::to_string(*id), io);
+  // An incomplete run: its energy so far from its stored readings, marked provisional.
+  if (auto st = add_provisional_run_window(*store, *rec); !st) io.err << "wattlab: " << st.error().message() << "\n";
   report::print_run(io.out, *rec, o.format.format);
   return kExitOk;
 }

@@ -84,6 +84,9 @@ int run_child(const std::vector<std::string>& command, MarksRecorder* marks, Io&
   return exit_status;
 }
 
+// The command succeeded but the store lacks part of its run (EX_IOERR of sysexits.h).
+constexpr int kExitStoreFailed = 74;
+
 int run_command(const RunOptions& o, Io& io) {
   if (o.command.empty()) throw UsageError("run: no command given; usage: wattlab run [options] -- CMD [ARGS...]");
   if (o.db.empty()) throw UsageError("--db '': the run needs a database file");
@@ -105,27 +108,30 @@ int run_command(const RunOptions& o, Io& io) {
   const WindowId window = rec.open("run");
   const int exit_status = run_child(o.command, marks.get(), io);
   rec.close(window);
+  bool store_failed = false;
   try {
     if (marks) marks->finish();
     rec.end(exit_status);
   } catch (const WattlabError& e) {
-    // The command's status still wins; what could be stored is shown below.
-    io.err << "wattlab: " << e.what() << "\n";
+    // The command's status still wins; the summary comes from memory where the store lacks it.
+    io.err << "wattlab run: " << e.what() << "\n";
+    store_failed = true;
     rec.end(exit_status);
   }
-  auto stored = rec.store().load_run(rec.run_id());
-  if (stored) {
-    report::print_run(io.err, *stored, report::Format::text);
-    if (!o.json.empty()) {
-      std::ofstream f(o.json);
-      report::print_run(f, *stored, report::Format::json);
-      if (!f) io.err << "wattlab: could not write " << o.json << "\n";
-    }
-  } else {
-    io.err << "wattlab: " << stored.error().message() << "\n";
+  const RunRecord run = rec.summary();
+  report::print_run(io.err, run, report::Format::text);
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    report::print_run(f, run, report::Format::json);
+    if (!f) io.err << "wattlab: could not write " << o.json << "\n";
   }
-  io.err << fmt::format("stored as run {} in {}\n", rec.run_id(), o.db);
-  return exit_status;
+  if (!store_failed) {
+    io.err << fmt::format("stored as run {} in {}\n", rec.run_id(), o.db);
+    return exit_status;
+  }
+  io.err << fmt::format("run {} in {} is incomplete: the store failed (exit {} when the command succeeded)\n",
+                        rec.run_id(), o.db, kExitStoreFailed);
+  return exit_status == 0 ? kExitStoreFailed : exit_status;
 }
 
 }  // namespace

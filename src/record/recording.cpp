@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <unordered_map>
 
 #include "cpu_cost.h"
 #include "wattlab/record/host.h"
@@ -92,6 +93,8 @@ void Recording::begin_run(const std::vector<Domain>& domains) {
   info.device_selection = opt_.devices.device;
   info.devices = devices_;
   info.tags = opt_.tags;
+  info_ = info;
+  domains_ = domains;
   auto id = store_->begin_run(info);
   if (!id) {
     store_ = nullptr;  // no run to write to
@@ -114,31 +117,38 @@ Store& Recording::store() {
 }
 
 Recording::Tracked* Recording::find(WindowId id) {
-  // Newest first: a window closes, and is annotated, soon after it opened, so a long run's close
-  // stays cheap.
-  for (auto it = tracked_.rbegin(); it != tracked_.rend(); ++it)
-    if (it->id == id) return &*it;
-  return nullptr;
+  auto it = tracked_.find(id);
+  return it == tracked_.end() ? nullptr : &it->second;
+}
+
+void Recording::queue(Tracked& t) {
+  if (t.queued) return;
+  t.queued = true;
+  due_.push_back(t.id);
 }
 
 WindowId Recording::open(std::string_view name, const std::function<void()>& sync) {
   const WindowId id = meter().open(name, sync);
   std::lock_guard lk(mu_);
-  tracked_.push_back({id, std::string(name)});
+  tracked_[id] = Tracked{id, std::string(name)};
   return id;
 }
 
 void Recording::close(WindowId id, const std::function<void()>& sync) {
   meter().close(id, sync);
   std::lock_guard lk(mu_);
-  if (Tracked* t = find(id)) t->closed = true;
+  if (Tracked* t = find(id); t && !t->closed) {
+    t->closed = true;
+    queue(*t);
+  }
 }
 
 WindowId Recording::add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns,
                                std::map<std::string, std::string> labels, std::map<std::string, double> counts) {
   const WindowId id = meter().add_window(name, t_begin_ns, t_end_ns);
   std::lock_guard lk(mu_);
-  tracked_.push_back({id, std::string(name), true, false, 0, std::move(labels), std::move(counts)});
+  Tracked& t = tracked_[id] = Tracked{id, std::string(name), true, false, false, 0, std::move(labels), std::move(counts), {}};
+  queue(t);
   return id;
 }
 
@@ -146,11 +156,15 @@ void Recording::annotate(WindowId id, const std::map<std::string, std::string>& 
                          const std::map<std::string, double>& counts) {
   std::lock_guard lk(mu_);
   Tracked* t = find(id);
-  if (!t) fail(ErrorKind::not_found, "Recording::annotate: window " + std::to_string(id) + " is not one of this recording's");
+  if (!t)
+    fail(ErrorKind::not_found, "Recording::annotate: window " + std::to_string(id) +
+                                   " is not one of this recording's, or was stored more than " +
+                                   std::to_string(kKeepStoredWindows) + " windows ago");
   for (const auto& [k, v] : labels) t->labels[k] = v;
   for (const auto& [k, v] : counts) t->counts[k] = v;
   t->stored_final = false;
   ++t->version;
+  if (t->closed) queue(*t);
 }
 
 WindowResult Recording::annotated(const Tracked& t, WindowResult r) const {
@@ -193,17 +207,25 @@ void Recording::note(std::string_view text) const {
   if (opt_.on_note) opt_.on_note(text);
 }
 
-void Recording::keep_error(const Error& e, bool tell) {
-  bool first = false;
+void Recording::store_failed(const Error& e) {
+  bool tell = false;
   {
     std::lock_guard lk(mu_);
-    if (!first_error_) {
-      first_error_ = e;
-      first = true;
-    }
+    ++health_.failures;
+    if (!health_.first_error) health_.first_error = e;
+    tell = !failing_;
+    failing_ = true;
   }
-  // Only the first: a store that stays broken would otherwise say so every flush.
-  if (first && tell) note("storing the run failed: " + e.message());
+  // Once per outage: a store that stays broken would otherwise say so every flush.
+  if (tell) note("storing the run failed: " + e.message() + "; what was not stored is kept in memory and tried again");
+}
+
+StoreHealth Recording::store_health() const {
+  std::lock_guard lk(mu_);
+  StoreHealth h = health_;
+  h.readings_pending = pending_.size();
+  h.windows_pending = windows_held_;
+  return h;
 }
 
 Status Recording::flush() {
@@ -212,75 +234,197 @@ Status Recording::flush() {
 }
 
 Status Recording::flush_locked() {
-  if (store_) {
-    std::vector<TimedReading> batch;
-    if (meter_) meter_->drain_readings(batch);
-    {
-      std::lock_guard lk(mu_);
-      batch.insert(batch.end(), pending_.begin(), pending_.end());
-      pending_.clear();
-    }
-    if (!batch.empty())
-      if (auto st = store_->append_readings(run_id_, batch); !st) keep_error(st.error(), true);
-    if (meter_) {
-      const std::vector<MeterEvent> events = meter_->events();
-      if (events.size() > events_stored_) {
-        const std::span<const MeterEvent> fresh(events.begin() + static_cast<std::ptrdiff_t>(events_stored_), events.end());
-        if (auto st = store_->append_events(run_id_, fresh); !st) keep_error(st.error(), true);
-        else events_stored_ = events.size();
-      }
-      // Windows whose result became final: stored now, so a killed process keeps them.
-      std::vector<Tracked> due;
-      {
-        std::lock_guard lk(mu_);
-        for (const auto& t : tracked_)
-          if (t.closed && !t.stored_final) due.push_back(t);
-      }
-      for (const auto& t : due) {
-        const std::optional<WindowResult> r = meter_->result(t.id);
-        if (!r) continue;
-        if (auto st = store_->add_window(run_id_, annotated(t, *r)); !st) {
-          keep_error(st.error(), true);
-          continue;
-        }
-        std::lock_guard lk(mu_);
-        if (Tracked* now = find(t.id); now && now->version == t.version) now->stored_final = true;
-      }
-    }
-  }
-  std::lock_guard lk(mu_);
-  return first_error_ ? Status(*first_error_) : Status();
-}
-
-void Recording::finish_windows(std::vector<WindowResult>& results) {
-  std::vector<Tracked> all;
+  if (!store_) return {};
+  bool failed = false;
+  std::vector<TimedReading> batch;
   {
     std::lock_guard lk(mu_);
-    all = tracked_;
+    batch.swap(pending_);
   }
-  for (const auto& t : all)
-    if (!t.closed) {
-      meter_->close(t.id);
-      note("window '" + t.name + "' was still open when the run ended; it ends there");
+  if (meter_) meter_->drain_readings(batch);
+  if (!batch.empty()) {
+    if (auto st = store_->append_readings(run_id_, batch); !st) {
+      failed = true;
+      store_failed(st.error());
+      // Kept, oldest first, for the next flush; past the bound the oldest go (counted).
+      std::lock_guard lk(mu_);
+      batch.insert(batch.end(), pending_.begin(), pending_.end());
+      if (batch.size() > kMaxPendingReadings) {
+        const std::size_t drop = batch.size() - kMaxPendingReadings;
+        health_.readings_lost += drop;
+        batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(drop));
+      }
+      pending_.swap(batch);
     }
+  }
+  if (meter_) {
+    const std::vector<MeterEvent> events = meter_->events();
+    if (events.size() > events_stored_) {
+      const std::span<const MeterEvent> fresh(events.begin() + static_cast<std::ptrdiff_t>(events_stored_), events.end());
+      if (auto st = store_->append_events(run_id_, fresh); !st) {
+        failed = true;
+        store_failed(st.error());
+      } else {
+        events_stored_ = events.size();
+      }
+      std::lock_guard lk(mu_);
+      health_.events_pending = events.size() - events_stored_;
+    }
+    const std::size_t failures = store_health().failures;
+    store_due_windows();
+    if (store_health().failures != failures) failed = true;
+  }
+  bool recovered = false;
+  Status status;
+  {
+    std::lock_guard lk(mu_);
+    if (!failed && failing_) {
+      failing_ = false;
+      recovered = true;
+    }
+    const bool outstanding = !pending_.empty() || windows_held_ != 0 || health_.readings_lost || health_.windows_lost ||
+                             health_.events_pending;
+    if (outstanding && health_.first_error) status = *health_.first_error;
+  }
+  if (recovered) note("the store works again: what was kept in memory is stored now");
+  return status;
+}
+
+// Stores the windows whose result is final (with their annotations), oldest first. One that fails
+// keeps its result in memory (the meter keeps only the newest results) and is tried again.
+void Recording::store_due_windows() {
+  std::deque<WindowId> ids;
+  {
+    std::lock_guard lk(mu_);
+    ids.swap(due_);
+    for (WindowId id : ids)
+      if (Tracked* t = find(id)) t->queued = false;
+  }
+  std::vector<WindowResult> batch;
+  std::vector<std::pair<WindowId, unsigned>> batch_ids;  // id and the version stored
+  std::deque<WindowId> later;
+  for (WindowId id : ids) {
+    std::shared_ptr<const WindowResult> held;
+    {
+      std::lock_guard lk(mu_);
+      const Tracked* t = find(id);
+      if (!t || t->stored_final) continue;
+      held = t->held;
+    }
+    std::optional<WindowResult> r;
+    if (held) r = *held;
+    else r = meter_->result(id);
+    if (!r) {
+      later.push_back(id);  // not final yet
+      continue;
+    }
+    std::lock_guard lk(mu_);
+    const Tracked* t = find(id);
+    batch.push_back(annotated(*t, *r));
+    batch_ids.emplace_back(id, t->version);
+  }
+  Status st;
+  if (!batch.empty()) st = store_->add_windows(run_id_, batch);
+  if (!st) store_failed(st.error());
+  std::lock_guard lk(mu_);
+  for (std::size_t i = 0; i < batch_ids.size(); ++i) {
+    Tracked* t = find(batch_ids[i].first);
+    if (!t) continue;
+    if (st) {
+      if (t->held) {
+        t->held.reset();
+        --windows_held_;
+      }
+      if (t->version != batch_ids[i].second) continue;  // annotated meanwhile: queued again
+      t->stored_final = true;
+      stored_.push_back(t->id);
+    } else {
+      if (!t->held) {
+        if (windows_held_ >= kMaxPendingWindows) {
+          ++health_.windows_lost;
+          continue;
+        }
+        batch[i].labels.clear();  // annotated again when stored
+        batch[i].counts.clear();
+        t->held = std::make_shared<const WindowResult>(std::move(batch[i]));
+        ++windows_held_;
+      }
+      later.push_back(t->id);
+    }
+  }
+  for (WindowId id : later)
+    if (Tracked* t = find(id)) queue(*t);
+  // Bounded memory: a stored window is forgotten once enough newer ones are stored.
+  while (stored_.size() > kKeepStoredWindows) {
+    auto it = tracked_.find(stored_.front());
+    if (it != tracked_.end() && it->second.stored_final && !it->second.queued) tracked_.erase(it);
+    stored_.pop_front();
+  }
+}
+
+void Recording::finish_windows() {
+  std::vector<WindowId> open_ids;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [id, t] : tracked_)
+      if (!t.closed) open_ids.push_back(id);
+  }
+  std::sort(open_ids.begin(), open_ids.end());
+  for (WindowId id : open_ids) {
+    meter_->close(id);
+    std::string name;
+    {
+      std::lock_guard lk(mu_);
+      Tracked& t = tracked_.at(id);
+      t.closed = true;
+      queue(t);
+      name = t.name;
+    }
+    note("window '" + name + "' was still open when the run ended; it ends there");
+  }
   if (own_meter_ && clock_->is_virtual()) {
-    // Nobody else moves virtual time: move it until the timeline covers every window's end.
+    // Nobody else moves virtual time: move it until the timeline covers every window's end,
+    // storing results as they become final (the meter keeps only the newest).
     for (int step = 0; step < kVirtualMaxSteps; ++step) {
-      const bool all_final = std::all_of(all.begin(), all.end(), [&](const Tracked& t) { return meter_->result(t.id).has_value(); });
+      flush();
+      bool all_final = true;
+      {
+        std::lock_guard lk(mu_);
+        for (WindowId id : due_)
+          if (!tracked_.at(id).held && !meter_->result(id)) {
+            all_final = false;
+            break;
+          }
+      }
       if (all_final) break;
       own_meter_->advance_to(clock_->now_ns() + kVirtualStepNs);
     }
   }
-  for (const auto& t : all) {
+  std::vector<WindowId> ids;
+  {
+    std::lock_guard lk(mu_);
+    ids.assign(due_.begin(), due_.end());
+  }
+  for (WindowId id : ids) {
+    std::string name;
+    {
+      std::lock_guard lk(mu_);
+      const Tracked& t = tracked_.at(id);
+      if (t.held) continue;
+      name = t.name;
+    }
     try {
-      results.push_back(annotated(t, meter_->wait_result(t.id, std::chrono::seconds(5))));
+      // Final, or provisional when the timeline never covered its end within the wait.
+      auto r = std::make_shared<const WindowResult>(meter_->wait_result(id, std::chrono::seconds(5)));
+      std::lock_guard lk(mu_);
+      tracked_.at(id).held = std::move(r);
+      ++windows_held_;
     } catch (const std::exception& e) {  // its result was dropped (MeterOptions::finished_window_capacity)
-      keep_error(Error{ErrorKind::internal, "window '" + t.name + "': " + e.what(), "", 0}, false);
+      std::lock_guard lk(mu_);
+      ++health_.windows_lost;
+      if (!health_.first_error) health_.first_error = Error{ErrorKind::internal, "window '" + name + "': " + e.what(), "", 0};
     }
   }
-  std::lock_guard lk(mu_);
-  // end() stores them below, in order: the last flush need not.
-  for (auto& t : tracked_) t.stored_final = true;
 }
 
 void Recording::end(int exit_status) {
@@ -300,25 +444,73 @@ bool Recording::ended() const {
 
 std::optional<Error> Recording::end_locked(int exit_status) {
   if (!started_) return std::nullopt;
-  std::vector<WindowResult> results;
-  if (meter_) finish_windows(results);
+  if (meter_) finish_windows();
   const bool cost = opt_.cpu_cost_tags && own_meter_ && !clock_->is_virtual();
   if (own_meter_) own_meter_->stop();
   const int64_t span_ns = clock_->now_ns() - span0_ns_;
   if (flusher_) flusher_->finish();  // joins the thread, then flushes once more
   std::lock_guard f(flush_mu_);
   if (!flusher_) flush_locked();
-  if (store_) {
-    for (const auto& r : results)
-      if (auto st = store_->add_window(run_id_, r); !st) keep_error(st.error(), false);
-    if (cost)
-      for (const auto& [k, v] :
-           record_detail::cpu_cost_tags(meter_->snapshot().sampler, record_detail::process_cpu_ns() - cpu0_ns_, span_ns))
-        if (auto st = store_->set_run_tag(run_id_, k, v); !st) keep_error(st.error(), false);
-    if (auto st = store_->end_run(run_id_, clock_->now_ns(), exit_status); !st) keep_error(st.error(), false);
+  {
+    std::lock_guard lk(mu_);
+    end_status_ = exit_status;
+    end_t_ns_ = clock_->now_ns();
   }
+  if (!store_) return std::nullopt;
+  if (cost)
+    for (const auto& [k, v] :
+         record_detail::cpu_cost_tags(meter_->snapshot().sampler, record_detail::process_cpu_ns() - cpu0_ns_, span_ns))
+      if (auto st = store_->set_run_tag(run_id_, k, v); !st) store_failed(st.error());
+  // What the store lacks is said beside the run (when it can still take that), then the end.
+  if (const StoreHealth now = store_health(); now.incomplete()) {
+    const std::string lacks = std::to_string(now.readings_pending + now.readings_lost) + " readings, " +
+                              std::to_string(now.windows_pending + now.windows_lost) + " windows";
+    if (auto st = store_->set_run_tag(run_id_, "wattlab.store_lacks", lacks); !st) store_failed(st.error());
+  }
+  if (auto st = store_->end_run(run_id_, end_t_ns_, exit_status); !st) {
+    store_failed(st.error());
+    std::lock_guard lk(mu_);
+    health_.end_stored = false;
+  }
+  const StoreHealth h = store_health();
+  if (!h.incomplete()) return std::nullopt;
+  std::string what = store_->path().string() + " lacks part of run " + std::to_string(run_id_) + ": " +
+                     std::to_string(h.readings_pending + h.readings_lost) + " readings, " +
+                     std::to_string(h.windows_pending + h.windows_lost) + " windows" +
+                     (h.end_stored ? "" : ", the run's end");
+  if (h.first_error) what += " (first failure: " + h.first_error->message() + ")";
+  return Error{ErrorKind::io, what, "the summary and --json output hold the whole run; free space or fix the device", 0};
+}
+
+RunRecord Recording::summary() const {
+  RunRecord run;
+  std::optional<Result<RunRecord>> stored;
+  if (store_) stored = store_->load_run(run_id_);
   std::lock_guard lk(mu_);
-  return first_error_;
+  if (stored && *stored) {
+    run = std::move(**stored);
+  } else {
+    run.run_id = run_id_;
+    run.info = info_;
+    run.domains = domains_;
+    if (meter_) run.events = meter_->events();
+  }
+  if (!run.end_t_ns && end_status_) {
+    run.end_t_ns = end_t_ns_;
+    run.exit_status = *end_status_;
+  }
+  // Windows the store lacks, from memory; all in id order (the order they were opened).
+  std::unordered_map<WindowId, std::size_t> at;
+  for (std::size_t i = 0; i < run.windows.size(); ++i) at[run.windows[i].id] = i;
+  for (const auto& [id, t] : tracked_) {
+    if (!t.held) continue;
+    WindowResult r = annotated(t, *t.held);
+    if (auto it = at.find(id); it != at.end()) run.windows[it->second] = std::move(r);
+    else run.windows.push_back(std::move(r));
+  }
+  std::stable_sort(run.windows.begin(), run.windows.end(), [](const WindowResult& a, const WindowResult& b) { return a.id < b.id; });
+  run.window_count = static_cast<int64_t>(run.windows.size());
+  return run;
 }
 
 }  // namespace wattlab

@@ -143,17 +143,18 @@ std::optional<int64_t> Stmt::opt_int64(int col) const {
 
 // --- Db ---
 
-Result<Db> Db::open(const std::string& file, int flags) {
+Result<Db> Db::open(const std::string& file, int flags, const std::string& name) {
+  const std::string& shown = name.empty() ? file : name;
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     int code = db ? sqlite3_extended_errcode(db) : rc;
     sqlite3_close_v2(db);
-    return make_error(code, "opening", detail, file);
+    return make_error(code, "opening", detail, shown);
   }
   sqlite3_extended_result_codes(db, 1);
-  return Db(db, file);
+  return Db(db, shown);
 }
 
 Db::Db(Db&& other) noexcept : db_(std::exchange(other.db_, nullptr)), file_(std::move(other.file_)) {}

@@ -57,7 +57,8 @@ class Db {
  public:
   // flags: SQLITE_OPEN_* bits. Opening is lazy in SQLite: a file that is not a database fails
   // at the first statement, not here.
-  static Result<Db> open(const std::string& file, int flags);
+  // `name` is what errors call the file (default: `file`, which may be a file: URI).
+  static Result<Db> open(const std::string& file, int flags, const std::string& name = "");
 
   Db() = default;
   Db(Db&& other) noexcept;

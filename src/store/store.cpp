@@ -85,12 +85,45 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
+namespace {
+// "file:" URI of a path with SQLite's immutable flag: no locks, no -wal or -shm file.
+std::string immutable_uri(const std::filesystem::path& path) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += kHex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+}  // namespace
+
 Result<Store> Store::open(const std::filesystem::path& path, OpenMode mode) {
+  auto s = open_as(path, mode, false);
+  if (s || mode != OpenMode::read_only) return s;
+  // A read-only file system: a WAL reader needs a -shm file that cannot be made there (SQLite says
+  // it cannot open the file, or that it is read-only). Nothing can write such a file, so it is read
+  // as immutable: without locks, and without a -wal file left beside it by a killed writer.
+  const ErrorKind k = s.error().kind;
+  std::error_code ec;
+  if ((k == ErrorKind::not_found || k == ErrorKind::no_permission || k == ErrorKind::io) &&
+      std::filesystem::is_regular_file(path, ec))
+    if (auto im = open_as(path, mode, true)) return im;
+  return s;
+}
+
+Result<Store> Store::open_as(const std::filesystem::path& path, OpenMode mode, bool immutable) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->read_only = mode == OpenMode::read_only;
   int flags = impl->read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  auto db = sqlite::Db::open(path.string(), flags | SQLITE_OPEN_FULLMUTEX);
+  auto db = immutable ? sqlite::Db::open(immutable_uri(path), flags | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, path.string())
+                      : sqlite::Db::open(path.string(), flags | SQLITE_OPEN_FULLMUTEX);
   if (!db) return db.error();
   impl->db = std::move(*db);
   // A reader and the writer share the file; wait for the other's lock rather than fail at once.
@@ -251,62 +284,81 @@ void bind_domain_energy(sqlite::Stmt& q, int64_t window_row, int64_t position, c
 }
 }  // namespace
 
-Status Store::add_window(RunId run, const WindowResult& window) {
-  std::lock_guard lock(impl_->mu);
-  if (auto s = impl_->require_writable("add_window"); !s) return s;
-  if (auto count = impl_->domain_count(run); !count) return count.error();
-  auto& db = impl_->db;
-  auto tx = sqlite::Transaction::begin(db);
-  if (!tx) return tx.error();
-  const auto window_id = static_cast<int64_t>(window.id);
-
-  // Replace an earlier (provisional) copy of the same window.
-  for (const char* table : {"window_counts", "window_labels"}) {
-    auto drop = db.prepare(std::string("DELETE FROM ") + table +
-                           " WHERE window_row IN (SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)");
-    if (!drop) return drop.error();
-    if (auto s = drop->bind(1, run).bind(2, window_id).run(); !s) return s;
+namespace {
+// The statements that store one window, prepared once per batch.
+struct WindowStatements {
+  sqlite::Stmt drop_counts, drop_labels, drop_results, drop_window, insert_window, insert_result, insert_count,
+      insert_label;
+  static Result<WindowStatements> prepare(sqlite::Db& db) {
+    WindowStatements w;
+    const std::pair<sqlite::Stmt*, std::string> sql[] = {
+        {&w.drop_counts,
+         "DELETE FROM window_counts WHERE window_row IN (SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)"},
+        {&w.drop_labels,
+         "DELETE FROM window_labels WHERE window_row IN (SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)"},
+        {&w.drop_results,
+         "DELETE FROM window_domains WHERE window_row IN (SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)"},
+        {&w.drop_window, "DELETE FROM windows WHERE run_id = ?1 AND window_id = ?2"},
+        {&w.insert_window,
+         "INSERT INTO windows (run_id, window_id, name, t_begin_ns, t_end_ns, final) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+        {&w.insert_result, [] {
+           std::string q = "INSERT INTO window_domains (window_row, position, " + store_detail::window_domain_columns() +
+                           ") VALUES (?1";
+           for (int i = 2; i <= 2 + store_detail::kWindowDomainColumnCount; ++i) q += ", ?" + std::to_string(i);
+           return q + ")";
+         }()},
+        {&w.insert_count, "INSERT INTO window_counts (window_row, key, value) VALUES (?1, ?2, ?3)"},
+        {&w.insert_label, "INSERT INTO window_labels (window_row, key, value) VALUES (?1, ?2, ?3)"},
+    };
+    for (const auto& [stmt, text] : sql) {
+      auto q = db.prepare(text);
+      if (!q) return q.error();
+      *stmt = std::move(*q);
+    }
+    return w;
   }
-  auto drop_results = db.prepare(
-      "DELETE FROM window_domains WHERE window_row IN "
-      "(SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2)");
-  if (!drop_results) return drop_results.error();
-  if (auto s = drop_results->bind(1, run).bind(2, window_id).run(); !s) return s;
-  auto drop_window = db.prepare("DELETE FROM windows WHERE run_id = ?1 AND window_id = ?2");
-  if (!drop_window) return drop_window.error();
-  if (auto s = drop_window->bind(1, run).bind(2, window_id).run(); !s) return s;
+};
 
-  auto insert_window = db.prepare(
-      "INSERT INTO windows (run_id, window_id, name, t_begin_ns, t_end_ns, final) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!insert_window) return insert_window.error();
-  insert_window->bind(1, run)
+Status put_window(sqlite::Db& db, WindowStatements& w, RunId run, const WindowResult& window) {
+  const auto window_id = static_cast<int64_t>(window.id);
+  // Replace an earlier (provisional) copy of the same window.
+  for (sqlite::Stmt* drop : {&w.drop_counts, &w.drop_labels, &w.drop_results, &w.drop_window})
+    if (auto s = drop->bind(1, run).bind(2, window_id).run(); !s) return s;
+  w.insert_window.bind(1, run)
       .bind(2, window_id)
       .bind(3, window.name)
       .bind(4, window.t_begin_ns)
       .bind(5, window.t_end_ns)
       .bind(6, as_int(window.final));
-  if (auto s = insert_window->run(); !s) return s;
+  if (auto s = w.insert_window.run(); !s) return s;
   const int64_t window_row = db.last_insert_rowid();
-
-  std::string sql = "INSERT INTO window_domains (window_row, position, " + store_detail::window_domain_columns() +
-                    ") VALUES (?1";
-  for (int i = 2; i <= 2 + store_detail::kWindowDomainColumnCount; ++i) sql += ", ?" + std::to_string(i);
-  sql += ")";
-  auto insert_result = db.prepare(sql);
-  if (!insert_result) return insert_result.error();
   int64_t position = 0;
   for (const auto& d : window.domains) {
-    bind_domain_energy(*insert_result, window_row, position++, d);
-    if (auto s = insert_result->run(); !s) return s;
+    bind_domain_energy(w.insert_result, window_row, position++, d);
+    if (auto s = w.insert_result.run(); !s) return s;
   }
-  auto insert_count = db.prepare("INSERT INTO window_counts (window_row, key, value) VALUES (?1, ?2, ?3)");
-  if (!insert_count) return insert_count.error();
   for (const auto& [key, value] : window.counts)
-    if (auto s = insert_count->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
-  auto insert_label = db.prepare("INSERT INTO window_labels (window_row, key, value) VALUES (?1, ?2, ?3)");
-  if (!insert_label) return insert_label.error();
+    if (auto s = w.insert_count.bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
   for (const auto& [key, value] : window.labels)
-    if (auto s = insert_label->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
+    if (auto s = w.insert_label.bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
+  return {};
+}
+}  // namespace
+
+Status Store::add_window(RunId run, const WindowResult& window) { return add_windows(run, std::span(&window, 1)); }
+
+Status Store::add_windows(RunId run, std::span<const WindowResult> windows) {
+  std::lock_guard lock(impl_->mu);
+  if (auto s = impl_->require_writable("add_window"); !s) return s;
+  if (auto count = impl_->domain_count(run); !count) return count.error();
+  if (windows.empty()) return {};
+  auto& db = impl_->db;
+  auto stmts = WindowStatements::prepare(db);
+  if (!stmts) return stmts.error();
+  auto tx = sqlite::Transaction::begin(db);
+  if (!tx) return tx.error();
+  for (const auto& window : windows)
+    if (auto s = put_window(db, *stmts, run, window); !s) return s;
   return tx->commit();
 }
 

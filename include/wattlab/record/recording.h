@@ -6,6 +6,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "wattlab/core/clock.h"
@@ -27,6 +29,23 @@
 #include "wattlab/store/store.h"
 
 namespace wattlab {
+
+// What the store failed to take, so far (docs/record.md, "Store failures"). Everything counted in
+// readings_pending and windows_pending is still held in memory and tried again at every flush.
+struct StoreHealth {
+  uint64_t failures = 0;          // store calls that failed (each flush's readings, events, window...)
+  uint64_t readings_pending = 0;  // readings not stored yet, held in memory
+  uint64_t readings_lost = 0;     // readings dropped: more than kMaxPendingReadings were waiting
+  uint64_t windows_pending = 0;   // final windows not stored yet, held in memory
+  uint64_t windows_lost = 0;      // windows whose result could be neither stored nor held
+  uint64_t events_pending = 0;    // meter events not stored yet (the meter keeps them)
+  bool end_stored = true;         // false: end_run failed (the store says the run is incomplete)
+  std::optional<Error> first_error;
+  // Something measured is not in the store.
+  bool incomplete() const {
+    return readings_pending || readings_lost || windows_pending || windows_lost || events_pending || !end_stored;
+  }
+};
 
 struct RecordingOptions {
   // What to measure: auto|sim|nvml|rapl, GPU indices or UUIDs, the simulator's script; a virtual
@@ -50,7 +69,8 @@ struct RecordingOptions {
   // At the end, what measuring cost as run tags: the sampler thread's and this process's CPU over
   // the span the sampler ran (wattlab.sampler_cpu_s, ..., docs/json-output.md).
   bool cpu_cost_tags = false;
-  // Notes for a person (a store error met by the flush thread, a window still open at the end).
+  // Notes for a person (a store failure when it happens, the store working again, a window still
+  // open at the end).
   // Called from the caller's thread or the flush thread; never while holding the recording's lock.
   std::function<void(std::string_view)> on_note;
 };
@@ -59,6 +79,12 @@ class Recording {
  public:
   // The exit status a recording ends with when it is destroyed without end() (a failed command).
   static constexpr int kAbandonedStatus = 1;
+  // Readings held in memory while the store fails; past this the oldest are dropped (and counted).
+  static constexpr std::size_t kMaxPendingReadings = std::size_t{1} << 20;
+  // Final windows held in memory while the store fails; past this a window is lost (and counted).
+  static constexpr std::size_t kMaxPendingWindows = std::size_t{1} << 16;
+  // Windows stored final stay known (for annotate()) until this many newer ones are stored.
+  static constexpr std::size_t kKeepStoredWindows = std::size_t{1} << 16;
 
   // Opens the sensors options.devices selects. Throws UsageError for a bad selection (unknown
   // device, a simulator script that does not parse).
@@ -93,14 +119,16 @@ class Recording {
   RunId run_id() const { return run_id_; }     // 0 when not storing
   int64_t start_t_ns() const { return start_t_ns_; }
 
-  // Windows tracked by the recording: each is stored as soon as its result is final, and again at
-  // end() in the order they were opened (annotations applied). Thread-safe.
+  // Windows tracked by the recording: each is stored (with its annotations) at the first flush after
+  // its result is final, and forgotten kKeepStoredWindows stored windows later, so memory stays
+  // bounded however many windows a run has. Thread-safe.
   WindowId open(std::string_view name, const std::function<void()>& sync = {});
   void close(WindowId id, const std::function<void()>& sync = {});
   // A window with explicit edges (marks, a span known only afterwards), with what it held.
   WindowId add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns,
                       std::map<std::string, std::string> labels = {}, std::map<std::string, double> counts = {});
-  // Adds labels and counts to a tracked window (they replace keys already there).
+  // Adds labels and counts to a tracked window (they replace keys already there); the window is
+  // stored again at the next flush. Throws ErrorKind::not_found for a window no longer tracked.
   void annotate(WindowId id, const std::map<std::string, std::string>& labels,
                 const std::map<std::string, double>& counts = {});
   // The window's result with its annotations: waits (real time) up to `timeout` for the final one.
@@ -115,15 +143,24 @@ class Recording {
   Status append_readings(std::span<const TimedReading> readings);
   // Moves what is pending to the store now: readings, new meter events, tracked windows whose
   // result became final. The flush thread calls it on real time; on virtual time the caller does.
-  // Returns the first store error of the recording (kept, and thrown again by end()).
+  // A store failure is noted when it happens (on_note, naming the file and SQLite's error) and
+  // what failed stays in memory to be tried again at the next flush. Returns the first store
+  // error of the recording while something is still not stored, success once all of it is.
   Status flush();
+  // What the store failed to take so far.
+  StoreHealth store_health() const;
+  // The run as stored, completed from memory with what the store lacks (windows held in memory,
+  // the end and exit status when end_run failed), or built from memory alone when the store cannot
+  // be read: what a summary prints after a store failure. After end(), when storing.
+  RunRecord summary() const;
 
   // Ends the run: closes tracked windows still open, waits for their final results (a meter it
   // owns on virtual time: advances it until they are final), stops the meter it owns, flushes, stores the
   // tracked windows in order, the cost tags, and the end with `exit_status`. Thread-safe and
   // idempotent: the first call's status is the run's, so a signal watcher may call it while the
-  // owner still works (a stop request); the owner's later calls return. Throws WattlabError with
-  // the first store error met during the run, after doing all it can.
+  // owner still works (a stop request); the owner's later calls return. Throws WattlabError
+  // (ErrorKind::io) when the store lacks part of the run at the end (store_health().incomplete()),
+  // after doing all it can; a failure that a later flush made good is noted, not thrown.
   void end(int exit_status);
   bool ended() const;
 
@@ -133,17 +170,22 @@ class Recording {
     std::string name;
     bool closed = false;
     bool stored_final = false;  // its final result, with the annotations of `version`, is stored
+    bool queued = false;        // listed in due_
     unsigned version = 0;       // bumped by annotate()
     std::map<std::string, std::string> labels;
     std::map<std::string, double> counts;
+    // The result to store, held here when the meter may no longer keep it (a store failure, end()).
+    std::shared_ptr<const WindowResult> held;
   };
   void begin_run(const std::vector<Domain>& domains);
   Tracked* find(WindowId id);
+  void queue(Tracked& t);
+  void store_failed(const Error& e);
+  void store_due_windows();
   WindowResult annotated(const Tracked& t, WindowResult r) const;
-  void keep_error(const Error& e, bool note);
   void note(std::string_view text) const;
   Status flush_locked();
-  void finish_windows(std::vector<WindowResult>& results);
+  void finish_windows();
   std::optional<Error> end_locked(int exit_status);
 
   RecordingOptions opt_;
@@ -164,10 +206,18 @@ class Recording {
   mutable std::mutex flush_mu_;  // store writes of flush() and end()
   mutable std::mutex mu_;        // the state below
   bool ended_ = false;
-  std::vector<Tracked> tracked_;  // in the order they were opened
-  std::vector<TimedReading> pending_;
+  RunInfo info_;
+  std::vector<Domain> domains_;
+  std::unordered_map<WindowId, Tracked> tracked_;  // open, waiting to be stored, or stored recently
+  std::deque<WindowId> due_;                       // closed, final result not stored yet
+  std::deque<WindowId> stored_;                    // stored final, oldest first (kKeepStoredWindows)
+  std::vector<TimedReading> pending_;              // readings not stored yet, oldest first
   std::size_t events_stored_ = 0;
-  std::optional<Error> first_error_;
+  std::size_t windows_held_ = 0;                   // Tracked::held set
+  std::optional<int> end_status_;                  // end()'s status, for summary()
+  int64_t end_t_ns_ = 0;
+  StoreHealth health_;
+  bool failing_ = false;                           // the last store call failed
   // Last: destroyed first, while everything its thread touches is still there.
   std::unique_ptr<Flusher> flusher_;
 };

@@ -29,6 +29,8 @@ class Store {
 
   // Errors: `schema` for a file from a newer wattlab, `parse` for a file that is not a wattlab
   // store, `not_found` for a missing file in read_only mode, `io`/`no_permission` otherwise.
+  // read_only on a read-only file system (no -shm file can be made for WAL) reads the file as
+  // SQLite's immutable (docs/store.md, "Read-only stores").
   static Result<Store> open(const std::filesystem::path& path, OpenMode mode = OpenMode::read_write);
 
   Store(Store&&) noexcept;
@@ -48,6 +50,8 @@ class Store {
   Status append_events(RunId run, std::span<const MeterEvent> events);
   // A window with the same WindowResult::id replaces the earlier one (provisional -> final).
   Status add_window(RunId run, const WindowResult& window);
+  // Several windows in one transaction (all stored or none), each as add_window.
+  Status add_windows(RunId run, std::span<const WindowResult> windows);
   Status end_run(RunId run, int64_t end_t_ns, int exit_status);
   // Sets (or replaces) one tag of a run, e.g. a configuration fact learned while it runs.
   Status set_run_tag(RunId run, const std::string& key, const std::string& value);
@@ -64,6 +68,7 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Impl> impl);
+  static Result<Store> open_as(const std::filesystem::path& path, OpenMode mode, bool immutable);
   std::unique_ptr<Impl> impl_;
 };
 
