@@ -24,7 +24,7 @@ BackendOptions DeviceOptions::backend() const {
 const CLI::Validator& sim_seed_check() {
   static const CLI::Validator check(
       [](std::string& s) -> std::string {
-        const std::string why = "--sim-seed '" + s + "' is not a seed: use a whole number from 0 to 18446744073709551615";
+        const std::string why = "'" + s + "' is not a seed: use a whole number from 0 to 18446744073709551615";
         if (s.empty() || s.size() > 20) return why;
         for (char c : s)
           if (c < '0' || c > '9') return why;

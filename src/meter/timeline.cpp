@@ -12,6 +12,14 @@ constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held b
 // A counter step below this share of the integrated power's energy (less 4 sigma) is a reset the
 // reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
 constexpr double kHiddenResetShare = 0.85;
+constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in counter updates
+
+// Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
+// beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
+bool hides_reset(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return delta_j < kHiddenResetShare * power.energy_j - 4 * power.u_j - 4 * mean_w * timing_s;
+}
 
 }  // namespace
 
@@ -61,13 +69,20 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const bool jump = !step.reset && step.delta > kMaxPlausiblePowerW * dt_s + counter_res_j_;
   // A reset between two reads that the counter climbed back over since (reads a second apart, resets
   // closer) shows as a step far smaller than the power drawn: a hidden reset.
+  // Judged on the sample buffer only (the instant power is too coarse to tell), on steps of several
+  // updates (a probe's short step can hold no update at all), allowing for where the two points
+  // really are.
   const Integrated bridge = integrate_power(prev.t_ns, t);
-  const bool hidden_reset = !step.reset && !jump && bridge.ok &&
-                            step.delta < kHiddenResetShare * bridge.energy_j - 4 * bridge.u_j;
+  const bool by_samples = bridge.ok && bridge.estimator == Estimator::integrated_samples;
+  const bool checkable = t - prev.t_ns >= kHiddenResetMinUpdates * counter_update_ns_;
+  const double timing_s = static_cast<double>(prev.sigma_t_ns + sigma_ns) * kNs;
+  const bool hidden_reset = !step.reset && !jump && by_samples && checkable &&
+                            hides_reset(step.delta, bridge, timing_s, t - prev.t_ns);
   if (!step.reset && !jump && !hidden_reset) {
     counter_.push({t, prev.energy_j + step.delta, sigma_ns, false});
-    // Without power over the step yet, check it for a hidden reset once the samples cover it.
-    if (!bridge.ok && has_samples_) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, step.delta, true});
+    // Without samples over the step yet, check it for a hidden reset once they cover it.
+    if (!by_samples && checkable && has_samples_)
+      pending_bridges_.push_back(PendingBridge{prev.t_ns, t, step.delta, true, timing_s});
     return "";
   }
   // Bridge the step with integrated power where the timeline has it. Else count the post-reset
@@ -78,7 +93,7 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const double u_j = bridge.ok ? bridge.u_j : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
   resets_.push({t, jump, prev.t_ns, u_j});
-  if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false});
+  if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, 0.0});
   const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
                                       std::to_string(raw) + " J, faster than any board draws"
                            : hidden_reset ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
@@ -105,7 +120,7 @@ void Timeline::resolve_pending_bridges() {
     const Integrated bridge = integrate_power(pb.t0_ns, pb.t1_ns);
     if (!bridge.ok) continue;
     if (pb.check_only) {
-      if (pb.provisional_j >= kHiddenResetShare * bridge.energy_j - 4 * bridge.u_j) continue;
+      if (!hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
       for (std::size_t i = 0; i < counter_.size(); ++i)
         if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
       resets_.push({pb.t1_ns, false, pb.t0_ns, bridge.u_j});
