@@ -16,6 +16,12 @@ constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in coun
 
 // Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
 // beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
+// 1 sigma of a bridge's energy: the power's own, and what the end points' timing may move.
+double bridge_u_j(const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return std::hypot(power.u_j, mean_w * timing_s);
+}
+
 bool hides_reset(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
   const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
   return delta_j < kHiddenResetShare * power.energy_j - 4 * power.u_j - 4 * mean_w * timing_s;
@@ -90,10 +96,10 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   // and bridge again once the sample buffer has caught up.
   const double provisional_j = jump ? 0.0 : step.delta;
   const double delta = bridge.ok ? bridge.energy_j : provisional_j;
-  const double u_j = bridge.ok ? bridge.u_j : kMaxPlausiblePowerW * dt_s / 2.0;
+  const double u_j = bridge.ok ? bridge_u_j(bridge, timing_s, t - prev.t_ns) : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
   resets_.push({t, jump, prev.t_ns, u_j});
-  if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, 0.0});
+  if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, timing_s});
   const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
                                       std::to_string(raw) + " J, faster than any board draws"
                            : hidden_reset ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
@@ -123,13 +129,13 @@ void Timeline::resolve_pending_bridges() {
       if (!hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
       for (std::size_t i = 0; i < counter_.size(); ++i)
         if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
-      resets_.push({pb.t1_ns, false, pb.t0_ns, bridge.u_j});
+      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0});
     }
     const double correction = bridge.energy_j - pb.provisional_j;
     for (std::size_t i = 0; i < counter_.size(); ++i)
       if (counter_[i].t_ns >= pb.t1_ns) counter_[i].energy_j += correction;
     for (std::size_t i = 0; i < resets_.size(); ++i)
-      if (resets_[i].t_ns == pb.t1_ns) resets_[i].u_j = bridge.u_j;
+      if (resets_[i].t_ns == pb.t1_ns) resets_[i].u_j = bridge_u_j(bridge, pb.timing_s, pb.t1_ns - pb.t0_ns);
   }
 }
 

@@ -115,7 +115,7 @@ class Timeline {
     int64_t t0_ns, t1_ns;
     double provisional_j;  // the energy the step holds for now
     bool check_only;       // an ordinary step: bridged only if the power shows a hidden reset
-    double timing_s;       // check_only: both points' timing sigmas, s
+    double timing_s;       // both points' timing sigmas, s
   };
   // Bridges (and steps to check for a hidden reset) waiting for the sample buffer to cover their
   // step, oldest first.
