@@ -334,7 +334,7 @@ Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Read
     return {};
   }
   const double v = garbage ? garbage_value(kind, b.garbage_reads++) : value_at(b, kind, stuck ? stuck->from_ns : t);
-  out.push_back(Reading{t_mid, kind, v, cost});
+  out.push_back(Reading{t_mid, kind, v, call_ns});
   return {};
 }
 
