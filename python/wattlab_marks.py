@@ -17,10 +17,12 @@ import signal
 import threading
 import time
 
-__all__ = ["enabled", "open", "close", "count", "tag", "window", "Window"]
+__all__ = ["enabled", "open", "close", "count", "tag", "window", "Window", "dropped"]
 
 _lock = threading.Lock()
 WAIT_S = 0.1  # longest wait for room in a full pipe (a slow or stopped reader), then the mark is dropped
+_dropped = 0  # marks not sent (reader gone, stopped or too slow)
+_dropping = False  # the last mark was dropped: the next one does not wait (one wait per stall, not per mark)
 
 
 def _fd():
@@ -40,7 +42,12 @@ def enabled():
     return _FD is not None
 
 
-def _write_line(fd, line):
+def dropped():
+    """How many marks of this process were not sent (the reader gone, stopped or too slow)."""
+    return _dropped
+
+
+def _write_line(fd, line, wait_s=WAIT_S):
     """Writes one line without hurting the caller: never raises SIGPIPE (blocked on this thread for
     the write, a pending one taken back) and waits at most WAIT_S for room. False if not sent."""
     pipe_only = {signal.SIGPIPE}
@@ -52,7 +59,7 @@ def _write_line(fd, line):
         poller.register(fd, select.POLLOUT)
         view = memoryview(line)
         while view:
-            events = poller.poll(WAIT_S * 1000)
+            events = poller.poll(wait_s * 1000)
             if not events or events[0][1] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
                 ok = False
                 break
@@ -73,8 +80,13 @@ def _send(obj):
         return False
     obj.setdefault("t_ns", time.monotonic_ns())  # CLOCK_MONOTONIC on Linux: wattlab's clock
     line = (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode()
+    global _dropped, _dropping
     with _lock:  # one os.write per line: lines of <= 4096 bytes never interleave in a pipe
-        return _write_line(_FD, line)
+        ok = _write_line(_FD, line, 0 if _dropping else WAIT_S)
+        _dropping = not ok
+        if not ok:
+            _dropped += 1
+        return ok
 
 
 def _num(counts):

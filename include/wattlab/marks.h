@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -126,12 +127,16 @@ inline bool write_line(int fd, const std::string& line, int wait_ms) {
 
 // One connection to the channel. Thread-safe: each mark is one write() of one line, and a pipe
 // write of at most PIPE_BUF (4096) bytes is never interleaved with another writer's. A mark never
-// hurts the measured program: a reader that is gone or stuck makes it return false (at most
-// kWaitMs later), never raise SIGPIPE or block for longer.
+// hurts the measured program: a reader that is gone or stuck makes it return false, never raise
+// SIGPIPE or block for longer than kWaitMs; once a mark was dropped, the next ones do not wait at
+// all until one gets through again (a stopped reader costs one wait, not one per mark). dropped()
+// counts the marks that did not get through.
 class Client {
  public:
   static constexpr int kWaitMs = 100;  // longest wait for room in a full pipe
   explicit Client(int fd) : fd_(fd) {}
+  Client(const Client& o) : fd_(o.fd_), dropped_(o.dropped_.load()), dropping_(o.dropping_.load()) {}
+  Client& operator=(const Client&) = delete;
   // The channel of this process: WATTLAB_MARKS_FD, or none (every call a no-op).
   static Client from_env() {
     const char* s = std::getenv("WATTLAB_MARKS_FD");
@@ -141,6 +146,8 @@ class Client {
     return Client(end != nullptr && *end == '\0' && fd >= 0 ? static_cast<int>(fd) : -1);
   }
   bool enabled() const { return fd_ >= 0; }
+  // Marks of an enabled client that were not sent (the reader gone, stopped or too slow).
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
   bool open(const std::string& name, const Labels& labels = {}) { return send("open", name, {}, labels, "labels"); }
   bool close(const std::string& name, const Counts& counts = {}) { return send("close", name, counts, {}, ""); }
@@ -162,9 +169,14 @@ class Client {
     if (!counts.empty()) detail::put_object(line, "counts", counts);
     if (!text.empty()) detail::put_object(line, text_field, text);
     line += "}\n";
-    return detail::write_line(fd_, line, kWaitMs);
+    const bool ok = detail::write_line(fd_, line, dropping_.load(std::memory_order_relaxed) ? 0 : kWaitMs);
+    dropping_.store(!ok, std::memory_order_relaxed);
+    if (!ok) dropped_.fetch_add(1, std::memory_order_relaxed);
+    return ok;
   }
   int fd_;
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<bool> dropping_{false};  // the last mark was dropped: the next one does not wait
 };
 
 inline Client& client() {
@@ -176,6 +188,8 @@ inline bool open(const std::string& name, const Labels& labels = {}) { return cl
 inline bool close(const std::string& name, const Counts& counts = {}) { return client().close(name, counts); }
 inline bool count(const std::string& name, const Counts& counts) { return client().count(name, counts); }
 inline bool tag(const Labels& tags, const std::string& name = "") { return client().tag(tags, name); }
+// Marks of this process that were not sent.
+inline uint64_t dropped() { return client().dropped(); }
 
 // Opens on construction, closes (with the counts gathered) on destruction.
 class Window {

@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdlib>
+
 namespace wattlab::cli {
 
 BackendOptions DeviceOptions::backend() const {
@@ -18,6 +21,21 @@ BackendOptions DeviceOptions::backend() const {
   return b;
 }
 
+const CLI::Validator& sim_seed_check() {
+  static const CLI::Validator check(
+      [](std::string& s) -> std::string {
+        const std::string why = "'" + s + "' is not a seed: use a whole number from 0 to 18446744073709551615";
+        if (s.empty() || s.size() > 20) return why;
+        for (char c : s)
+          if (c < '0' || c > '9') return why;
+        errno = 0;
+        (void)std::strtoull(s.c_str(), nullptr, 10);
+        return errno == ERANGE ? why : std::string();
+      },
+      "SEED");
+  return check;
+}
+
 void add_device_options(CLI::App& sub, DeviceOptions& o) {
   sub.add_option("--device", o.device, "auto (every real backend that loads), sim, nvml or rapl")
       ->check(CLI::IsMember({"auto", "sim", "nvml", "rapl"}))
@@ -25,7 +43,7 @@ void add_device_options(CLI::App& sub, DeviceOptions& o) {
   sub.add_option("--sim-workload", o.sim_workload, "the simulated GPU's workload script (docs/sim.md)");
   sub.add_option("--sim-faults", o.sim_faults, "faults the simulated GPU produces (docs/sim.md)");
   sub.add_option("--sim-gpus", o.sim_gpus, "how many simulated GPUs")->check(CLI::Range(1, 64));
-  sub.add_option("--sim-seed", o.sim_seed, "seed of the simulated boards (gain, phase, noise)");
+  sub.add_option("--sim-seed", o.sim_seed, "seed of the simulated boards (gain, phase, noise)")->check(sim_seed_check());
   sub.add_option("--sim-gain-error", o.sim_gain_error,
                  "the simulated boards' gain error, e.g. 0.02 (default: drawn from the seed within +-3%)")
       ->check(CLI::Range(-0.5, 0.5));

@@ -9,6 +9,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace wattlab::cli {
@@ -28,5 +29,9 @@ struct DeviceOptions {
 };
 
 void add_device_options(CLI::App& sub, DeviceOptions& o);
+
+// Accepts a --sim-seed of 0..2^64-1 written in decimal digits; a sign (e.g. -1, which would wrap
+// to 2^64-1) or anything else is refused with a message naming the value.
+const CLI::Validator& sim_seed_check();
 
 }  // namespace wattlab::cli

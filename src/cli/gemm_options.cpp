@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "device_options.h"
 #include "wattlab/lab/recipe.h"
 
 namespace wattlab::cli {
@@ -39,7 +40,9 @@ void add_gemm_device_options(CLI::App& sub, GemmDeviceOptions& o) {
       ->capture_default_str();
   sub.add_option("--gpus", o.gpus, "GPUs the meter reads: NVML indices or UUIDs (overrides CUDA_VISIBLE_DEVICES)")
       ->delimiter(',');
-  sub.add_option("--sim-seed", o.sim_seed, "seed of the SIMULATED board (gain, noise)")->capture_default_str();
+  sub.add_option("--sim-seed", o.sim_seed, "seed of the SIMULATED board (gain, noise)")
+      ->check(sim_seed_check())
+      ->capture_default_str();
 }
 
 void add_gemm_protocol_options(CLI::App& sub, GemmProtocolFlags& o, bool sweep) {

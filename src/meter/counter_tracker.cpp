@@ -55,6 +55,13 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterNext n;
   const int64_t mid = r.mid_ns;
   CounterGrid& g = grid_;
+  if (r.dur_ns > update_ns_ / kSlowReadDivisor) {
+    // When inside the read the value was taken is unknown: no placement, and no bracket from it.
+    on_failed_read();
+    n.next_ns = r.now_ns;
+    n.pace_next = false;
+    return n;
+  }
   // A read may take longer than the last one did (H200: 3 ms median, 15 ms p99): allow for the
   // longer of the last and the mean.
   const int64_t margin = std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +

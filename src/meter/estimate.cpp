@@ -112,7 +112,8 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
     if (ea.ok && eb.ok) {
       primary_ok = true;
       d.energy_j = eb.energy_j - ea.energy_j;
-      d.uncertainty_j = 2.0 * std::sqrt(u2(ea) + u2(eb) + 2 * std::pow(tl.counter_resolution_j() / std::sqrt(12.0), 2));
+      d.uncertainty_j = 2.0 * std::sqrt(u2(ea) + u2(eb) + 2 * std::pow(tl.counter_resolution_j() / std::sqrt(12.0), 2) +
+                                        tl.bridged_u2(a, b));
       d.estimator = EstimatorUsed::edges(ea.estimator, eb.estimator);
       // The counter-scaled samples, where the timeline still holds them: usually the sharper of
       // the two for windows of seconds; the counter's own edges win for long windows.
@@ -139,10 +140,19 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
                 ? domain.model.gain_tolerance
                 : 0.0;
         const double tol = std::hypot(d.uncertainty_j, 2 * other->u_j) + (gain + 0.01) * std::abs(d.energy_j);
-        if (std::abs(other->energy_j - d.energy_j) > tol)
+        const double diff = std::abs(other->energy_j - d.energy_j);
+        if (diff > tol) {
+          // Either may be the wrong one: the uncertainty grows to reach the cross-check's own range.
+          const double widened = diff + 2 * other->u_j + gain * std::abs(other->energy_j);
+          const bool widen = widened > d.uncertainty_j;
+          if (widen) d.uncertainty_j = widened;
           d.add_issue(IssueCode::sources_disagree,
-                      fmt::format("sources disagree: {} gives {:.3f} J, {} gives {:.3f} J", to_string(d.estimator),
-                                  d.energy_j, to_string(other->estimator), other->energy_j));
+                      fmt::format("sources disagree: {} gives {:.3f} J, {} gives {:.3f} J{}", to_string(d.estimator),
+                                  d.energy_j, to_string(other->estimator), other->energy_j,
+                                  widen ? fmt::format("; the uncertainty is widened to {:.3f} J to cover both",
+                                                      d.uncertainty_j)
+                                        : std::string()));
+        }
       }
       if (!eb.covered)
         d.add_issue(IssueCode::counter_not_published,
@@ -190,11 +200,11 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
                               average_only ? ReadingKind::power_average_w : ReadingKind::kCount})
     if (const std::size_t n = tl.failures(k, a, b))
       d.add_issue(IssueCode::reading_failed, fmt::format("{} read(s) of {} failed during the window", n, to_string(k)));
-  for (int64_t t : tl.resets(a, b))
+  for (const CounterBridge& r : tl.resets(a, b))
     d.add_issue(IssueCode::counter_reset,
-                fmt::format("energy counter reset {:.3f} s into the window; that step was bridged with "
+                fmt::format("energy counter {} {:.3f} s into the window; that step was bridged with "
                             "integrated power",
-                            static_cast<double>(t - a) * 1e-9));
+                            r.jump ? "jumped implausibly" : "reset", static_cast<double>(r.t_ns - a) * 1e-9));
   d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
   d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
   d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);

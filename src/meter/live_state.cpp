@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "plausible.h"
+
 namespace wattlab {
 
 LiveState::LiveState(const std::vector<Domain>& domains, std::size_t export_capacity, int64_t start_ns)
@@ -17,18 +19,26 @@ LiveState::Outcome LiveState::record(uint32_t d, ReadingKind kind, const Status&
                                      std::span<const Reading> readings, Timeline& tl, DomainState& state) {
   int& streak = fail_streak_[d * kReadingKindCount + static_cast<std::size_t>(kind)];
   ReadingHealth& health = live_[d].readings[static_cast<std::size_t>(kind)];
-  if (!st.ok()) {
+  // Nonsense values (NaN, an all-ones register) are dropped; a read that returned nothing else failed.
+  std::size_t n_bad = 0;
+  for (const Reading& r : readings) n_bad += plausible(r) ? 0 : 1;
+  if (!st.ok() || n_bad > 0) {
+    const auto bad = std::find_if(readings.begin(), readings.end(), [](const Reading& r) { return !plausible(r); });
     ++health.read_errors;
     health.last_error_ns = mid;
-    health.last_error = st.error().message();
+    health.last_error = !st.ok() ? st.error().message()
+                                 : "implausible value " + std::to_string(bad->value) + " of " +
+                                       std::string(to_string(bad->kind)) + " dropped";
     tl.add_failure(mid, kind);
-    if (st.error().kind == ErrorKind::device_lost) {
+    if (!st.ok() && st.error().kind == ErrorKind::device_lost) {
       state = {true, mid};
       event(mid, d, kind, "device_lost", st.error().message());
       return Outcome::lost;
     }
-    if (streak++ == 0) event(mid, d, kind, "read_error", st.error().message());
-    return Outcome::failed;
+    if (!st.ok() || n_bad == readings.size()) {
+      if (streak++ == 0) event(mid, d, kind, "read_error", health.last_error);
+      return Outcome::failed;
+    }
   }
   if (streak > 0) {
     event(mid, d, kind, "recovered", "reads work again after " + std::to_string(streak) + " failure(s)");
@@ -36,8 +46,9 @@ LiveState::Outcome LiveState::record(uint32_t d, ReadingKind kind, const Status&
   }
   ++health.reads_ok;
   health.last_ok_ns = mid;
-  if (!readings.empty()) health.latest = readings.back();
+  if (!readings.empty() && plausible(readings.back())) health.latest = readings.back();
   for (const Reading& r : readings) {
+    if (!plausible(r)) continue;
     export_reading(d, r);
     if (r.kind == ReadingKind::energy_counter_j) continue;  // CounterTracker places it
     if (r.kind == ReadingKind::power_sample_w) tl.add_sample(r);

@@ -9,6 +9,23 @@ namespace {
 constexpr double kNs = 1e-9;
 const double kSqrt3 = std::sqrt(3.0);
 constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held back (add_sample)
+// A counter step below this share of the integrated power's energy (less 4 sigma) is a reset the
+// reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
+constexpr double kHiddenResetShare = 0.85;
+constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in counter updates
+
+// Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
+// beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
+// 1 sigma of a bridge's energy: the power's own, and what the end points' timing may move.
+double bridge_u_j(const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return std::hypot(power.u_j, mean_w * timing_s);
+}
+
+bool hides_reset(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return delta_j < kHiddenResetShare * power.energy_j - 4 * power.u_j - 4 * mean_w * timing_s;
+}
 
 }  // namespace
 
@@ -53,20 +70,73 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const CounterStep step = counter_step(prev_raw, raw, wrap_range_j_);
   last_raw_ = raw;
   const int64_t t = std::max(t_value_ns, prev.t_ns + 1);
-  if (!step.reset) {
+  // A rise no board can draw: the step is garbage (or the step back up from a garbage value).
+  const double dt_s = static_cast<double>(std::max(t - prev.t_ns, counter_update_ns_)) * kNs;
+  const bool jump = !step.reset && step.delta > kMaxPlausiblePowerW * dt_s + counter_res_j_;
+  // A reset between two reads that the counter climbed back over since (reads a second apart, resets
+  // closer) shows as a step far smaller than the power drawn: a hidden reset.
+  // Judged on the sample buffer only (the instant power is too coarse to tell), on steps of several
+  // updates (a probe's short step can hold no update at all), allowing for where the two points
+  // really are.
+  const Integrated bridge = integrate_power(prev.t_ns, t);
+  const bool by_samples = bridge.ok && bridge.estimator == Estimator::integrated_samples;
+  const bool checkable = t - prev.t_ns >= kHiddenResetMinUpdates * counter_update_ns_;
+  const double timing_s = static_cast<double>(prev.sigma_t_ns + sigma_ns) * kNs;
+  const bool hidden_reset = !step.reset && !jump && by_samples && checkable &&
+                            hides_reset(step.delta, bridge, timing_s, t - prev.t_ns);
+  if (!step.reset && !jump && !hidden_reset) {
     counter_.push({t, prev.energy_j + step.delta, sigma_ns, false});
+    // Without samples over the step yet, check it for a hidden reset once they cover it.
+    if (!by_samples && checkable && has_samples_)
+      pending_bridges_.push_back(PendingBridge{prev.t_ns, t, step.delta, true, timing_s});
     return "";
   }
-  // A reset: bridge the step with integrated power where the timeline has it, else count the
-  // post-reset value alone (a lower bound) and say so.
-  const Integrated bridge = integrate_power(prev.t_ns, t);
-  const double delta = bridge.ok ? bridge.energy_j : step.delta;
+  // Bridge the step with integrated power where the timeline has it. Else count the post-reset
+  // value alone (nothing, for a jump) for now, with an uncertainty as wide as the step could hold,
+  // and bridge again once the sample buffer has caught up.
+  const double provisional_j = jump ? 0.0 : step.delta;
+  const double delta = bridge.ok ? bridge.energy_j : provisional_j;
+  const double u_j = bridge.ok ? bridge_u_j(bridge, timing_s, t - prev.t_ns) : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
-  resets_.push(t);
-  // The sample buffer is read less often than the counter: bridge again once it has caught up.
-  if (!bridge.ok) pending_bridge_ = PendingBridge{prev.t_ns, t, delta};
-  return "energy counter went back from " + std::to_string(prev_raw) + " J to " + std::to_string(raw) + " J; bridged with " +
-         (bridge.ok ? std::string(to_string(bridge.estimator)) : std::string("the post-reset value (a lower bound)"));
+  resets_.push({t, jump, prev.t_ns, u_j});
+  if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, timing_s});
+  const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
+                                      std::to_string(raw) + " J, faster than any board draws"
+                           : hidden_reset ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
+                                                std::to_string(bridge.energy_j) + " J: reset between reads"
+                                          : "energy counter went back from " + std::to_string(prev_raw) + " J to " +
+                                                std::to_string(raw) + " J";
+  return what + "; bridged with " +
+         (bridge.ok ? std::string(to_string(bridge.estimator))
+                    : std::string("nothing yet (the sample buffer has not caught up; the uncertainty covers it)"));
+}
+
+void Timeline::resolve_pending_bridges() {
+  const int64_t newest_sample_ns = samples_.pieces.back().t1_ns;
+  for (std::size_t k = 0; k < pending_bridges_.size();) {
+    const PendingBridge pb = pending_bridges_[k];
+    if (!samples_.covers(pb.t0_ns, pb.t1_ns)) {
+      // The buffer has moved past the step with a hole in it: it never will cover it. A bridge
+      // keeps its provisional energy and its wide uncertainty.
+      if (newest_sample_ns >= pb.t1_ns) pending_bridges_.erase(pending_bridges_.begin() + static_cast<long>(k));
+      else ++k;
+      continue;
+    }
+    pending_bridges_.erase(pending_bridges_.begin() + static_cast<long>(k));
+    const Integrated bridge = integrate_power(pb.t0_ns, pb.t1_ns);
+    if (!bridge.ok) continue;
+    if (pb.check_only) {
+      if (!hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
+      for (std::size_t i = 0; i < counter_.size(); ++i)
+        if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
+      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0});
+    }
+    const double correction = bridge.energy_j - pb.provisional_j;
+    for (std::size_t i = 0; i < counter_.size(); ++i)
+      if (counter_[i].t_ns >= pb.t1_ns) counter_[i].energy_j += correction;
+    for (std::size_t i = 0; i < resets_.size(); ++i)
+      if (resets_[i].t_ns == pb.t1_ns) resets_[i].u_j = bridge_u_j(bridge, pb.timing_s, pb.t1_ns - pb.t0_ns);
+  }
 }
 
 void Timeline::add_sample(const Reading& r) {
@@ -82,13 +152,7 @@ void Timeline::add_sample(const Reading& r) {
     p.t0_ns = std::max(p.t0_ns, last.t1_ns);
   }
   samples_.pieces.push(p);
-  if (pending_bridge_ && samples_.covers(pending_bridge_->t0_ns, pending_bridge_->t1_ns)) {
-    const Integrated bridge = integrate_power(pending_bridge_->t0_ns, pending_bridge_->t1_ns);
-    const double correction = bridge.energy_j - pending_bridge_->provisional_j;
-    for (std::size_t i = 0; i < counter_.size(); ++i)
-      if (counter_[i].t_ns >= pending_bridge_->t1_ns) counter_[i].energy_j += correction;
-    pending_bridge_.reset();
-  }
+  if (!pending_bridges_.empty()) resolve_pending_bridges();
   if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
     estimate_noise(samples_, samples_noise_w_);
     samples_since_noise_ = 0;
@@ -102,6 +166,12 @@ void Timeline::add_instant(const Reading& r) {
   // `period`, so at a read it is period/2 + window/2 old on average (62.5 ms on NVML; the H200's
   // stored readings matched the sample buffer best at 60 ms). Unshifted, the shape lagged the load
   // and windows ending at a drop to idle read 4-8% low.
+  // A read that took longer than a quarter period (a latency spike) may hold a value from
+  // anywhere inside it: it shapes nothing, and the held piece spans it instead.
+  if (instant_.spacing_ns > 0 && r.read_dur_ns > instant_.spacing_ns / 4) {
+    other_[static_cast<std::size_t>(r.kind)].push(r);
+    return;
+  }
   if (last_instant_ && r.t_ns > last_instant_->t_ns)
   {
     instant_.pieces.push({last_instant_->t_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
@@ -314,11 +384,18 @@ std::size_t Timeline::failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) con
   return n;
 }
 
-std::vector<int64_t> Timeline::resets(int64_t a_ns, int64_t b_ns) const {
-  std::vector<int64_t> out;
+std::vector<CounterBridge> Timeline::resets(int64_t a_ns, int64_t b_ns) const {
+  std::vector<CounterBridge> out;
   for (std::size_t i = 0; i < resets_.size(); ++i)
-    if (resets_[i] >= a_ns && resets_[i] <= b_ns) out.push_back(resets_[i]);
+    if (resets_[i].t_ns >= a_ns && resets_[i].t_ns <= b_ns) out.push_back(resets_[i]);
   return out;
+}
+
+double Timeline::bridged_u2(int64_t a_ns, int64_t b_ns) const {
+  double u2 = 0;
+  for (std::size_t i = 0; i < resets_.size(); ++i)
+    if (resets_[i].from_ns < b_ns && resets_[i].t_ns > a_ns) u2 += resets_[i].u_j * resets_[i].u_j;
+  return u2;
 }
 
 int64_t Timeline::newest_counter_ns() const { return counter_.empty() ? INT64_MIN : counter_.back().t_ns; }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plausible.h"
 #include "power_shape.h"
 #include "wattlab/core/energy_math.h"
 #include "wattlab/core/ring_buffer.h"
@@ -19,7 +20,17 @@ struct CounterPoint {
   int64_t t_ns = 0;
   double energy_j = 0;     // cumulative since the meter started, resets and wraps removed
   int64_t sigma_t_ns = 0;  // how far t_ns may be off (grid tracking, or the update period)
-  bool bridged = false;    // the step into this point crossed a reset and was bridged by power
+  bool bridged = false;    // the step into this point crossed a reset or a jump and was bridged by power
+};
+
+// A counter step the timeline does not take at face value: the counter went back (a reset, or a
+// garbage value) or rose faster than any board can draw (a garbage value, or the step back up
+// from one). Either way its energy comes from integrated power instead.
+struct CounterBridge {
+  int64_t t_ns = 0;       // the bridged point
+  bool jump = false;      // rose implausibly fast (false: went back)
+  int64_t from_ns = 0;    // where the bridged step starts (the previous point)
+  double u_j = 0;         // 1 sigma of the bridge's energy
 };
 
 // The cumulative energy at one instant, with its standard uncertainties (1 sigma, in J).
@@ -71,9 +82,12 @@ class Timeline {
     std::size_t n_masked = 0;  // readings with any bit of the mask set (bitmask readings)
   };
   Series series(ReadingKind kind, int64_t a_ns, int64_t b_ns, uint64_t mask = 0) const;
-  // Readings of `kind` that failed in [a, b], and counter resets bridged in [a, b].
+  // Readings of `kind` that failed in [a, b], and counter steps bridged in [a, b].
   std::size_t failures(ReadingKind kind, int64_t a_ns, int64_t b_ns) const;
-  std::vector<int64_t> resets(int64_t a_ns, int64_t b_ns) const;
+  std::vector<CounterBridge> resets(int64_t a_ns, int64_t b_ns) const;
+  // Sum of the variances (J^2) of the bridged steps that overlap (a, b): the energy of those
+  // steps comes from power, not from the counter, and carries the power's uncertainty.
+  double bridged_u2(int64_t a_ns, int64_t b_ns) const;
   int64_t newest_counter_ns() const;
   std::optional<CounterPoint> newest_counter() const;
   // End of the newest power reading (sample or instant); INT64_MIN when there is none.
@@ -99,9 +113,14 @@ class Timeline {
   double noise_sigma_w(const PieceSource& src, int64_t a_ns, int64_t b_ns) const;
   struct PendingBridge {
     int64_t t0_ns, t1_ns;
-    double provisional_j;
+    double provisional_j;  // the energy the step holds for now
+    bool check_only;       // an ordinary step: bridged only if the power shows a hidden reset
+    double timing_s;       // both points' timing sigmas, s
   };
-  std::optional<PendingBridge> pending_bridge_;
+  // Bridges (and steps to check for a hidden reset) waiting for the sample buffer to cover their
+  // step, oldest first.
+  std::vector<PendingBridge> pending_bridges_;
+  void resolve_pending_bridges();
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
   int samples_since_noise_ = 0, instant_since_noise_ = 0;
 
@@ -119,7 +138,7 @@ class Timeline {
   std::optional<ReadingModel> average_model_;  // mean age of an instant power value when read (add_instant)
   std::vector<RingBuffer<Reading>> other_;  // indexed by ReadingKind
   RingBuffer<std::pair<int64_t, ReadingKind>> failures_;
-  RingBuffer<int64_t> resets_;
+  RingBuffer<CounterBridge> resets_;
 };
 
 }  // namespace wattlab

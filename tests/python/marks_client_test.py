@@ -49,6 +49,26 @@ class MarksClientSafety(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["dropped", "clear"])
 
+    def test_a_reader_that_stops_reading_drops_and_counts(self):
+        r, w = os.pipe()
+        env = dict(os.environ, WATTLAB_MARKS_FD=str(w), PYTHONPATH=PY)
+        child = r"""
+import signal
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+import wattlab_marks as marks
+sent = sum(1 for i in range(3000) if marks.open("a window name long enough to fill the pipe soon", i=i))
+print(sent, marks.dropped(), flush=True)
+"""
+        p = subprocess.run([sys.executable, "-c", child], env=env, pass_fds=(w,),
+                           capture_output=True, text=True, timeout=60)
+        os.close(w)
+        os.close(r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        sent, dropped = map(int, p.stdout.split())
+        self.assertGreater(sent, 0)
+        self.assertGreater(dropped, 0)
+        self.assertEqual(sent + dropped, 3000)
+
     def test_a_live_reader_gets_the_line(self):
         r, w = os.pipe()
         p = run_child(w)

@@ -128,22 +128,18 @@ double SimGpu::true_memory_energy_j(std::size_t board, int64_t a_ns, int64_t b_n
 }
 
 Status SimGpu::read_memory(Board& b, const Domain& d, ReadingKind kind, std::vector<Reading>& out) {
-  const int64_t t0 = clock_.now_ns();
-  const int64_t cost = read_cost_ns(kind);
-  clock_.spend_ns(cost);
-  const int64_t t_mid = t0 + cost / 2;
-  const int64_t t = t_mid - origin_ns_;
-  if (faults_.lost(t))
-    return Error{ErrorKind::device_lost, "sim: " + d.id + " is lost (scripted gpu-lost fault)",
-                 "the GPU fell off the bus; measurements after this point are missing", 15};
-  if (faults_.read_fails(kind, t))
-    return Error{ErrorKind::unavailable, "sim: reading " + std::string(to_string(kind)) + " of " + d.id +
-                 " failed (scripted read-error fault)", "", 999};
+  int64_t t_mid = 0, t = 0, call_ns = 0;
+  if (Status st = begin_read(d, kind, t_mid, t, call_ns); !st.ok()) return st;
+  if (const auto* s = Faults::find(faults_.stuck, kind, t)) t = s->from_ns;
+  if (Faults::find(faults_.garbage, kind, t)) {
+    out.push_back(Reading{t_mid, kind, garbage_value(kind, b.garbage_reads++), call_ns});
+    return {};
+  }
   const int64_t u = last_update(b, t);
   const int64_t k = floor_div(u - b.phase_ns, config_.update_period_ns);
   const double v = b.gain * memory_power(mean_power(b, u - config_.average_window_ns, u)) +
                    noise(b, kind, k ^ (int64_t{1} << 40));
-  out.push_back(Reading{t_mid, kind, v, cost});
+  out.push_back(Reading{t_mid, kind, v, call_ns});
   return {};
 }
 
@@ -311,17 +307,11 @@ Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Read
     return Error{ErrorKind::not_supported, "sim: " + d.id + " has no " + std::string(to_string(kind))};
   if (domain_index >= boards_.size()) return read_memory(boards_[domain_index - boards_.size()], d, kind, out);
   Board& b = boards_[domain_index];
-  const int64_t t0 = clock_.now_ns();
   const int64_t cost = read_cost_ns(kind);
-  clock_.spend_ns(cost);
-  const int64_t t_mid = t0 + cost / 2;
-  const int64_t t = t_mid - origin_ns_;  // sim time
-  if (faults_.lost(t))
-    return Error{ErrorKind::device_lost, "sim: " + d.id + " is lost (scripted gpu-lost fault)",
-                 "the GPU fell off the bus; measurements after this point are missing", 15};
-  if (faults_.read_fails(kind, t))
-    return Error{ErrorKind::unavailable, "sim: reading " + std::string(to_string(kind)) + " of " + d.id +
-                 " failed (scripted read-error fault)", "", 999};
+  int64_t t_mid = 0, t = 0, call_ns = 0;  // t: sim time
+  if (Status st = begin_read(d, kind, t_mid, t, call_ns); !st.ok()) return st;
+  const Faults::Span* stuck = Faults::find(faults_.stuck, kind, t);
+  const bool garbage = Faults::find(faults_.garbage, kind, t) != nullptr;
   if (kind == ReadingKind::power_sample_w) {
     // Every sample newer than the last one handed out, up to the buffer's depth.
     const int64_t S = config_.sample_spacing_ns;
@@ -333,13 +323,41 @@ Status SimGpu::read(std::size_t domain_index, ReadingKind kind, std::vector<Read
       if (config_.sample_miss_fraction > 0 &&
           unit_uniform(splitmix64(b.seed ^ 0x5a5a5a5aULL ^ static_cast<uint64_t>(j))) < config_.sample_miss_fraction)
         continue;  // the driver skipped this sample
-      const double v = b.gain * mean_power(b, s - config_.sample_window_ns, s) + noise(b, kind, j);
+      // A stuck buffer repeats the sample it held at the fault's start; a garbage one returns nonsense.
+      const int64_t at = stuck && s >= stuck->from_ns ? stuck->from_ns : s;
+      const int64_t j_at = floor_div(at - b.sample_phase_ns, S);
+      const double v = garbage ? garbage_value(kind, b.garbage_reads++)
+                               : b.gain * mean_power(b, at - config_.sample_window_ns, at) + noise(b, kind, j_at);
       out.push_back(Reading{s + origin_ns_, kind, v, cost});
     }
     if (newest >= first) b.last_sample_ns = newest;
     return {};
   }
-  out.push_back(Reading{t_mid, kind, value_at(b, kind, t), cost});
+  const double v = garbage ? garbage_value(kind, b.garbage_reads++) : value_at(b, kind, stuck ? stuck->from_ns : t);
+  out.push_back(Reading{t_mid, kind, v, call_ns});
+  return {};
+}
+
+Status SimGpu::begin_read(const Domain& d, ReadingKind kind, int64_t& t_mid_ns, int64_t& t_value_ns, int64_t& call_ns) {
+  const int64_t t0 = clock_.now_ns();
+  const int64_t cost = read_cost_ns(kind);
+  // A latency spike blocks the call before it reads: the value is taken late, while the call's
+  // midpoint, all a caller can see, sits half the delay earlier.
+  const int64_t slow = faults_.slow_ns(kind, t0 - origin_ns_);
+  clock_.spend_ns(slow + cost);
+  call_ns = slow + cost;
+  t_mid_ns = t0 + (slow + cost) / 2;
+  t_value_ns = t0 + slow + cost / 2 - origin_ns_;
+  const int64_t t = t_value_ns;
+  if (faults_.lost(t))
+    return Error{ErrorKind::device_lost, "sim: " + d.id + " is lost (scripted gpu-lost fault)",
+                 "the GPU fell off the bus; measurements after this point are missing", 15};
+  if (faults_.unsupported_at(kind, t))
+    return Error{ErrorKind::not_supported, "sim: " + d.id + " no longer supports " + std::string(to_string(kind)) +
+                 " (scripted unsupported fault)"};
+  if (faults_.read_fails(kind, t))
+    return Error{ErrorKind::unavailable, "sim: reading " + std::string(to_string(kind)) + " of " + d.id +
+                 " failed (scripted read-error fault)", "", 999};
   return {};
 }
 

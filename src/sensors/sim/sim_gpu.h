@@ -82,6 +82,7 @@ class SimGpu final : public Sensor {
     int64_t phase_ns = 0;         // offset of the 100 ms update grid
     int64_t sample_phase_ns = 0;  // offset of the 20 ms sample grid
     int64_t last_sample_ns = -1;  // newest sample handed out (sim time)
+    uint64_t garbage_reads = 0;   // garbage values handed out (a garbage fault cycles through kinds)
     uint64_t seed = 0;
     std::vector<Load> loads;  // start_load(), in time order, never overlapping
   };
@@ -96,6 +97,10 @@ class SimGpu final : public Sensor {
   double mean_power(const Board& b, int64_t a_ns, int64_t b_ns) const;  // true, over sim times
   double memory_power(double board_power_w) const;  // the memory domain's share of a board power
   Status read_memory(Board& b, const Domain& d, ReadingKind kind, std::vector<Reading>& out);
+  // Spends the read's cost (and a scripted slow-read's delay) and says whether a scripted fault
+  // fails it. t_mid_ns: the call's midpoint (clock time), as the caller sees it; t_value_ns: the
+  // sim time whose value the read returns; call_ns: how long the call took.
+  Status begin_read(const Domain& d, ReadingKind kind, int64_t& t_mid_ns, int64_t& t_value_ns, int64_t& call_ns);
   double noise(const Board& b, ReadingKind kind, int64_t k) const;
   int64_t last_update(const Board& b, int64_t t_sim_ns) const;
   int64_t read_cost_ns(ReadingKind kind) const;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
 #include "wattlab/core/error.h"
 
 namespace wattlab::sim {
@@ -16,6 +19,36 @@ TEST(Faults, ParsesEveryKind) {
   EXPECT_EQ(f.last_reset_before(4'000'000'000), 3'000'000'000);
   EXPECT_FALSE(f.lost(9'999'999'999));
   EXPECT_TRUE(f.lost(10'000'000'000));
+}
+
+TEST(Faults, ParsesTheNewerKindsAndTimeZero) {
+  auto f = Faults::parse("counter-reset 0s; stuck power_sample_w 1s-2s; garbage 3s-4s; slow-read energy_counter_j 5s-6s 200ms; "
+                         "unsupported power_instant_w 7s; gpu-lost 8s-9s");
+  EXPECT_EQ(f.last_reset_before(0), 0);
+  ASSERT_NE(Faults::find(f.stuck, ReadingKind::power_sample_w, 1'500'000'000), nullptr);
+  EXPECT_EQ(Faults::find(f.stuck, ReadingKind::energy_counter_j, 1'500'000'000), nullptr);
+  EXPECT_NE(Faults::find(f.garbage, ReadingKind::energy_counter_j, 3'500'000'000), nullptr);
+  EXPECT_EQ(f.slow_ns(ReadingKind::energy_counter_j, 5'500'000'000), 200'000'000);
+  EXPECT_EQ(f.slow_ns(ReadingKind::power_instant_w, 5'500'000'000), 0);
+  EXPECT_FALSE(f.unsupported_at(ReadingKind::power_instant_w, 6'999'999'999));
+  EXPECT_TRUE(f.unsupported_at(ReadingKind::power_instant_w, 100'000'000'000));
+  EXPECT_TRUE(f.lost(8'500'000'000));
+  EXPECT_FALSE(f.lost(9'000'000'000));  // recovered
+  EXPECT_TRUE(std::isnan(garbage_value(ReadingKind::power_sample_w, 0)));
+  EXPECT_LT(garbage_value(ReadingKind::energy_counter_j, 1), 0);
+}
+
+TEST(Faults, ABadTimeNamesTheFaultNotTheWorkload) {
+  try {
+    Faults::parse("counter-reset -1s");
+    FAIL() << "accepted a negative time";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("sim faults 'counter-reset -1s'"), std::string::npos) << m;
+    EXPECT_EQ(m.find("workload"), std::string::npos) << m;
+  }
+  EXPECT_THROW(Faults::parse("slow-read 1s-2s 0s"), UsageError);
+  EXPECT_THROW(Faults::parse("unsupported 3s"), UsageError);
 }
 
 TEST(Faults, RejectsBadScripts) {
