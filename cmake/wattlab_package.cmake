@@ -1,4 +1,4 @@
-# What the .deb adds to `cmake --install` (docs/install.md, "Packages"): man pages generated from
+# What the .deb adds to `cmake --install` (docs/install.md, "The portable build and the .deb"): man pages generated from
 # the CLI's help, the Python package, the systemd unit for `wattlab serve`; and the CPack settings
 # that make the .deb (`cpack --preset portable`, scripts/package-check.sh).
 
@@ -29,7 +29,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/python/wattlab_marks.py DESTINATION lib/pyth
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/wattlab-serve.service DESTINATION lib/systemd/system)
 
 # The .deb, made from the portable build (docs/install.md). Depends names glibc and, for
-# libwattlab.so (the `wattlab` executable carries its own C++ runtime), libstdc++6 of GCC 11 or newer (GLIBCXX_3.4.29).
+# libwattlab.so (the `wattlab` executable carries its own C++ runtime), libstdc++6 of GCC 11 or
+# newer (GLIBCXX_3.4.29).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME wattlab)
 set(CPACK_PACKAGE_VENDOR wattlab)

@@ -1,13 +1,14 @@
-# The portable build (-DWATTLAB_PORTABLE=ON, preset `portable`, docs/install.md): `wattlab` and
-# libwattlab.so need nothing at run time beyond glibc (libc, libm, ld-linux), so that a binary built
-# on Debian bookworm runs on other distributions. Included before the dependencies are found: it
-# puts each library that other distributions lack or version differently in its header-only or
-# static form under the target name the layers already link.
+# The portable build (-DWATTLAB_PORTABLE=ON, preset `portable`, docs/install.md): `wattlab` needs
+# nothing at run time beyond glibc (libc, libm, ld-linux), and libwattlab.so only glibc and the C++
+# runtime, so that binaries built on Debian bookworm run on other distributions. Included before
+# the dependencies are found: it puts each library that other distributions lack or version
+# differently in its header-only or static form under the target name the layers already link.
 #   fmt         header-only (FMT_HEADER_ONLY): fmt::fmt is defined here as an INTERFACE target;
 #               fmt's own targets file then sees both of its targets defined and keeps them.
 #   cpp-httplib header-only (third_party/cpp-httplib, the same 0.11.4 as Debian's split library):
 #               a generated cpp-httplib.pc, first on PKG_CONFIG_PATH, names it; static zlib
-#               (gzip responses) follows the layers that use it (wattlab_portable_targets). No OpenSSL and no Brotli: https URLs are refused.
+#               (gzip responses) follows the layers that use it (wattlab_portable_targets).
+#               No OpenSSL and no Brotli: https URLs are refused.
 #   sqlite3     the static archive (libsqlite3.a, position-independent, so libwattlab.so takes it too).
 #   libstdc++, libgcc   static in the `wattlab` executable (-static-libstdc++ -static-libgcc), so the
 #               C++ runtime's version is no floor; libwattlab.so keeps the system's (a C API).

@@ -12,12 +12,11 @@
 # Exit 0 when all hold, 1 naming the first that does not. BUILD_DIR overrides build/portable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=$(pwd)
-build=${BUILD_DIR:-build/portable}
+build=$(realpath -m "${BUILD_DIR:-build/portable}")
 fail() { echo "package-check: FAIL: $*" >&2; exit 1; }
 
 start_s=$(date +%s)
-cmake --preset portable ${BUILD_DIR:+-B "$BUILD_DIR"} >/dev/null
+cmake --preset portable -B "$build" >/dev/null
 cmake --build "$build" -j"${JOBS:-2}"
 rm -f "$build"/wattlab_*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
@@ -27,7 +26,7 @@ echo "package-check: built $deb ($(( $(date +%s) - start_s )) s)"
 root=$(mktemp -d)
 hidden=""
 cleanup() {
-  [ -n "$hidden" ] && [ -d "$hidden" ] && mv "$hidden" "$src/$build"
+  [ -n "$hidden" ] && [ -d "$hidden" ] && mv "$hidden" "$build"
   rm -rf "$root"
 }
 trap cleanup EXIT
@@ -65,9 +64,9 @@ newest=$(objdump -T "$usr/bin/wattlab" "$usr/lib/libwattlab.so.1" | grep -o 'GLI
 echo "package-check: glibc floor $floor (newest symbol version used: GLIBC_$newest)"
 
 # Run from the unpacked folder with the build tree out of reach.
-hidden=$(mktemp -d "$src/.package-check-hidden.XXXXXX")
+hidden=$(mktemp -d "$(dirname "$build")/.package-check-hidden.XXXXXX")
 rmdir "$hidden"
-mv "$src/$build" "$hidden"
+mv "$build" "$hidden"
 (cd "$root" && env -i PATH=/usr/bin:/bin "$usr/bin/wattlab" --version) | grep -q '^wattlab ' ||
   fail "wattlab --version printed no version"
 sensors=$(cd "$root" && env -i PATH=/usr/bin:/bin "$usr/bin/wattlab" sensors --device sim) ||
@@ -82,6 +81,6 @@ assert path == "libwattlab.so.1" or path.startswith("'"$usr"'"), path
 print("package-check: python: wattlab loads", path, "C API version", wattlab.library_version())
 ') || fail "the packaged Python package did not load the packaged libwattlab.so"
 fi
-mv "$hidden" "$src/$build"
+mv "$hidden" "$build"
 hidden=""
 echo "package-check: ok: $(basename "$deb"), $man_pages man pages, wattlab --version and sensors --device sim run from $root ($(( $(date +%s) - start_s )) s in all)"
