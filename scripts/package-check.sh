@@ -3,8 +3,8 @@
 # no root) and checks what docs/install.md promises:
 #   - the package holds the binary, libwattlab.so, the public headers, the CMake package, the Python
 #     package, the man pages and the systemd unit;
-#   - `wattlab --version` and `wattlab sensors --device sim` run from the unpacked folder, with the
-#     build tree moved out of reach (nothing in it is read at run time);
+#   - no path into the checkout or the build is written in the binaries, and `wattlab --version`
+#     and `wattlab sensors --device sim` run from the unpacked folder with the build moved away;
 #   - the Python package loads the unpacked libwattlab.so through the loader's search path;
 #   - ldd lists only glibc's libraries (libc, libm, ld-linux, libdl, libpthread, the vDSO) for
 #     `wattlab`, and those plus libstdc++/libgcc_s for libwattlab.so;
@@ -62,6 +62,14 @@ newest=$(objdump -T "$usr/bin/wattlab" "$usr/lib/libwattlab.so.1" | grep -o 'GLI
 [ "$(printf '%s\n%s\n' "$newest" "$floor" | sort -V | tail -n 1)" = "$floor" ] ||
   fail "the binaries need GLIBC_$newest, newer than the package's libc6 (>= $floor)"
 echo "package-check: glibc floor $floor (newest symbol version used: GLIBC_$newest)"
+
+# No path into the checkout or the build is written in the binaries (a file read from there at run
+# time would be missing on another machine).
+src=$(pwd)
+for f in "$usr/bin/wattlab" "$usr/lib/libwattlab.so.1"; do
+  hits=$(strings "$f" | grep -F -e "$src" -e "$build" || true)
+  [ -z "$hits" ] || fail "$f names a path in the checkout or the build: $(echo "$hits" | head -n 3)"
+done
 
 # Run from the unpacked folder with the build tree out of reach.
 hidden=$(mktemp -d "$(dirname "$build")/.package-check-hidden.XXXXXX")
