@@ -120,14 +120,15 @@ TEST_F(RunCli, KilledRunLeavesAReadableDatabase) {
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    ::setpgid(0, 0);  // its own group, which `sleep 30` joins: the kill below takes both and nothing else
     ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " 2>/dev/null").c_str(), nullptr);
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also here, so the group exists whichever of the two runs first
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // real time: the run under test
-  ::kill(pid, SIGKILL);
+  ::kill(-pid, SIGKILL);
   int st = 0;
   ::waitpid(pid, &st, 0);
-  ::system("pkill -f 'sleep 30' >/dev/null 2>&1");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(db_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* s = nullptr;
