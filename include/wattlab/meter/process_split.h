@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "wattlab/sensors/proc_info.h"
+
 namespace wattlab {
 
 // One look at a GPU's processes: the newest SM utilization of each process on it at t_ns. A poll
@@ -58,6 +60,23 @@ struct ProcessSplit {
   std::vector<std::string> notes;       // why a part is missing or clamped
 
   static constexpr const char* kModel = "sm-time-proportional (idle = idle power x time; active by SM-seconds)";
+};
+
+// One process's line in a GPU's attribution: who it is and its share.
+struct ProcessRow {
+  unsigned pid = 0;
+  std::string comm;
+  CgroupIds ids;
+  bool in_tree = false;  // part of the measured command's process tree
+  ProcessShare share;
+};
+
+// A GPU's energy over an interval, split per process and per group (the command's tree, others).
+struct GpuAttribution {
+  std::string gpu_id;
+  ProcessSplit split;                      // per process
+  std::optional<ProcessShare> tree, others;  // the same model over the two groups (pid 1: tree, 2: others)
+  std::vector<ProcessRow> rows;            // by pid
 };
 
 // The split of `in`. Throws UsageError when the interval is empty or an input is negative.
