@@ -97,7 +97,7 @@ ProcessSplit split_energy(const SplitInput& in) {
     gap = std::clamp(1.0 - (sm_total_s / out.coverage) / busy_s, 0.0, 1.0);
   }
   out.unattributed_busy_share = gap;
-  if (out.coverage < 1)
+  if (out.coverage < 0.999)
     out.notes.push_back(fmt::format("process polls describe {:.1f} % of the interval; the rest is split alike",
                                     out.coverage * 100));
   if (pids.empty()) out.notes.push_back("no process was seen on the GPU: the active energy is unattributed");

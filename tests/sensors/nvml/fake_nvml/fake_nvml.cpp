@@ -14,6 +14,7 @@
 //     default_limit_w|memory_total_bytes|memory_used_bytes|persistence|ecc|gpm (0/1)|
 //     gpm_sm_pct|gpm_occ_pct|gpm_tensor_pct|gpm_dram_pct|processes (pid:sm:mem:bytes;...)|
 //     samples_repeat_last (0/1: the sample buffer also returns the sample at lastSeenTimeStamp)|
+//     (a pid written @FILE is the pid in FILE, when it exists)|
 //     compute_only (pid:bytes;...: running compute processes without a utilization sample)|
 //     processes_from_ms|processes_until_ms (the processes are listed only in [from, until) since
 //     nvmlInit; outside it the GPU draws idle_power_w, if given, instead of power_w)|
@@ -494,7 +495,14 @@ std::vector<Proc> procs(const FakeGpu* g) {
   for (const auto& p : split(g->s("processes", ""), ';')) {
     const auto f = split(p, ':');
     if (f.size() != 4) continue;
-    out.push_back({static_cast<unsigned>(std::stoul(f[0])), static_cast<unsigned>(std::stoul(f[1])),
+    unsigned pid = 0;
+    if (f[0][0] == '@') {  // @FILE: the pid written in FILE (a test's command writes its own); absent: no process
+      std::ifstream in(f[0].substr(1));
+      if (!(in >> pid)) continue;
+    } else {
+      pid = static_cast<unsigned>(std::stoul(f[0]));
+    }
+    out.push_back({pid, static_cast<unsigned>(std::stoul(f[1])),
                    static_cast<unsigned>(std::stoul(f[2])), std::stoull(f[3])});
   }
   return out;
