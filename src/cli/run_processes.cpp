@@ -5,7 +5,7 @@
 
 namespace wattlab::cli {
 
-void add_process_options(CLI::App& sub, ProcessOptions& o) {
+void add_process_options(CLI::App& sub, ProcessOptions& o, bool serve) {
   sub.add_option("--idle-power-w", o.idle_power_w,
                  "the GPUs' idle power for the per-process split (default: measured while no process is on the GPU; "
                  "docs/per-process.md)")
@@ -16,6 +16,11 @@ void add_process_options(CLI::App& sub, ProcessOptions& o) {
   sub.add_option("--process-interval-ms", o.interval_ms, "how often the GPUs' processes are polled")
       ->check(CLI::Range(50, 60000))
       ->capture_default_str();
+  if (serve)
+    sub.add_option("--process-forget-s", o.forget_s,
+                   "drop a process's energy series after this many seconds without energy (cardinality)")
+        ->check(CLI::Range(1.0, 1e7))
+        ->capture_default_str();
 }
 
 RunProcesses::RunProcesses(Recording& rec, const ProcessOptions& o) : rec_(rec), opt_(o) {

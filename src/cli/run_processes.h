@@ -20,9 +20,11 @@ struct ProcessOptions {
   std::optional<double> idle_power_w;
   double idle_power_u95_w = 0;
   int interval_ms = 500;
+  double forget_s = 300;  // serve: a process's series is dropped after this long without energy
 };
 
-void add_process_options(CLI::App& sub, ProcessOptions& o);
+// --idle-power-w, --idle-power-u95-w, --process-interval-ms; with `serve`, --process-forget-s.
+void add_process_options(CLI::App& sub, ProcessOptions& o, bool serve = false);
 
 class RunProcesses {
  public:
