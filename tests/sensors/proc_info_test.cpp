@@ -33,6 +33,13 @@ TEST(CgroupPath, KubernetesCgroupfsDriverCrioAndDocker) {
   EXPECT_EQ(ids.container_id, kHex);
 }
 
+TEST(CgroupPath, SeenFromInsideAnotherCgroupNamespace) {
+  const auto ids = parse_cgroup_path("/../../kubepods-besteffort.slice/kubepods-besteffort-pod1a2b3c4d_0000_4e5f_8a9b_"
+                                     "0123456789ab.slice/cri-containerd-" + kHex + ".scope");
+  EXPECT_EQ(ids.pod_uid, "1a2b3c4d-0000-4e5f-8a9b-0123456789ab");
+  EXPECT_EQ(ids.container_id, kHex);
+}
+
 TEST(CgroupPath, SlurmJobAndPlainSessions) {
   EXPECT_EQ(parse_cgroup_path("/system.slice/slurmstepd.scope/job_4711/step_0/user/task_0").slurm_job_id, "4711");
   EXPECT_EQ(parse_cgroup_path("/slurm/uid_1000/job_99/step_batch").slurm_job_id, "99");
