@@ -14,7 +14,7 @@
 #   (here)   cmake --preset release && cmake --build --preset release --target wattlab
 #   (device) run(command="bash scripts/device/per_process_h200.sh", carry=["build/release"], timeout_s=600)
 # Output under $OUT: per-process.tgz (every JSON, log and the metrics scrape) and summary.md.
-# Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.9), DUTY_B (0.3), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
+# Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.6), DUTY_B (0.2; together under 1, so the loads rarely wait on each other), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 FINAL_OUT="${OUT:-/tmp/wattlab-per-process-out}"
@@ -22,8 +22,8 @@ WORK="$(mktemp -d /tmp/wattlab-per-process.XXXXXX)"
 mkdir -p "$FINAL_OUT"
 WATTLAB="${WATTLAB:-build/release/src/cli/wattlab}"
 PYTHON="${PYTHON:-python3}"
-DUTY_A="${DUTY_A:-0.9}"
-DUTY_B="${DUTY_B:-0.3}"
+DUTY_A="${DUTY_A:-0.6}"
+DUTY_B="${DUTY_B:-0.2}"
 LOAD_S="${LOAD_S:-25}"
 IDLE_S="${IDLE_S:-10}"
 N="${N:-8192}"

@@ -123,6 +123,7 @@ int run_command(const RunOptions& o, Io& io) {
   auto stored = rec.store().load_run(rec.run_id());
   // The run window's GPU energy per process, where the GPUs listed processes (docs/per-process.md).
   const std::vector<GpuAttribution> split = processes.attribute(rec.result(window));
+  for (const auto& n : processes.notes()) io.err << "wattlab run: per process: " << n << "\n";
   if (stored) {
     report::print_run(io.err, *stored, report::Format::text);
     report::print_process_split(io.err, split);

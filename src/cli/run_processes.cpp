@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace wattlab::cli {
 
 void add_process_options(CLI::App& sub, ProcessOptions& o, bool serve) {
@@ -41,16 +43,28 @@ void RunProcesses::stop() {
   if (sampler_) sampler_->stop();
 }
 
-std::vector<GpuAttribution> RunProcesses::attribute(const WindowResult& w) const {
+std::vector<GpuAttribution> RunProcesses::attribute(const WindowResult& w) {
   std::vector<GpuAttribution> out;
   if (!sampler_ || !sampler_->any_gpu()) return out;
   const auto gpus = sampler_->gpu_ids();
   for (const auto& d : w.domains) {
     if (!d.available || std::find(gpus.begin(), gpus.end(), d.domain_id) == gpus.end()) continue;
     if (!sampler_->saw_processes(d.domain_id, w.t_begin_ns, w.t_end_ns)) continue;
-    out.push_back(sampler_->attribute(d.domain_id, w.t_begin_ns, w.t_end_ns, d.energy_j, d.uncertainty_j,
-                                      d.telemetry.mean_utilization_gpu_pct));
+    try {
+      out.push_back(sampler_->attribute(d.domain_id, w.t_begin_ns, w.t_end_ns, d.energy_j, d.uncertainty_j,
+                                        d.telemetry.mean_utilization_gpu_pct));
+    } catch (const std::exception& e) {
+      // The run is stored already; a split the model refuses is said, not fatal.
+      notes_.push_back(d.domain_id + ": no per-process split: " + e.what());
+    }
   }
+  return out;
+}
+
+std::vector<std::string> RunProcesses::notes() const {
+  std::vector<std::string> out = notes_;
+  if (sampler_)
+    for (const auto& [gpu, error] : sampler_->errors()) out.push_back(gpu + ": process query: " + error);
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "wattlab/meter/process_split.h"
@@ -32,14 +33,18 @@ class RunProcesses {
   RunProcesses(Recording& rec, const ProcessOptions& o);
   void start();  // after rec.start()
   void stop();   // after the command ended, before rec.end()
-  // The split of each GPU of `w` on which some process was seen; empty otherwise.
-  std::vector<GpuAttribution> attribute(const WindowResult& w) const;
+  // The split of each GPU of `w` on which some process was seen; empty otherwise. A GPU whose
+  // split fails is left out, with a note.
+  std::vector<GpuAttribution> attribute(const WindowResult& w);
+  // Why a GPU has no split, and the first error each GPU's process query returned.
+  std::vector<std::string> notes() const;
 
  private:
   Recording& rec_;
   ProcessOptions opt_;
   std::vector<Sensor*> sensors_;
   std::unique_ptr<ProcessSampler> sampler_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace wattlab::cli

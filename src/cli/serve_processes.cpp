@@ -2,6 +2,7 @@
 #include "serve_processes.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace wattlab::cli {
 
@@ -31,9 +32,14 @@ void ServeProcesses::after_poll(int64_t t_ns) {
     const auto gpus = sampler_->gpu_ids();
     for (const auto& d : w.domains) {
       if (!d.available || std::find(gpus.begin(), gpus.end(), d.domain_id) == gpus.end()) continue;
-      counters_.add(sampler_->attribute(d.domain_id, prev_t_ns_, last_t_ns_, d.energy_j, d.uncertainty_j,
-                                        d.telemetry.mean_utilization_gpu_pct),
-                    last_t_ns_);
+      try {
+        counters_.add(sampler_->attribute(d.domain_id, prev_t_ns_, last_t_ns_, d.energy_j, d.uncertainty_j,
+                                          d.telemetry.mean_utilization_gpu_pct),
+                      last_t_ns_);
+      } catch (const std::exception&) {
+        // An interval the model refuses (an estimate below zero across a counter reset) is skipped;
+        // the intervals counter shows how many were split.
+      }
     }
     counters_.forget(t_ns);
   }
