@@ -15,6 +15,7 @@ namespace wattlab::cli {
 class ServeProcesses {
  public:
   ServeProcesses(Recording& rec, const ProcessOptions& o);  // before rec.start()
+  ~ServeProcesses() { stop(); }  // the sampler's last poll adds to counters_, so it stops first
   void start();                                             // after rec.start()
   void stop();                                              // before rec.end()
   std::string format(const std::string& host) const;        // "" when no GPU lists processes
