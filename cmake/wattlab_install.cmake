@@ -26,6 +26,7 @@ set(WATTLAB_PUBLIC_HEADERS
   wattlab/core/clock.h
   wattlab/core/error.h
   wattlab/sensors/reading.h
+  wattlab/sensors/process_usage.h
   wattlab/sensors/sensor.h
   wattlab/sensors/registry.h
   wattlab/meter/estimator.h

@@ -16,8 +16,11 @@
 
 #include "cli.h"
 #include "device_options.h"
+#include "run_processes.h"
 #include "wattlab/record/marks_recorder.h"
 #include "wattlab/record/recording.h"
+#include "wattlab/report/process_text.h"
+#include "wattlab/report/run_json.h"
 #include "wattlab/report/run_report.h"
 #include "wattlab/report/sensors_text.h"
 
@@ -32,6 +35,7 @@ struct RunOptions {
   std::string json;
   int interval_ms = 20;
   bool marks = false;
+  ProcessOptions processes;
   std::vector<std::string> command;
 };
 
@@ -99,15 +103,18 @@ int run_command(const RunOptions& o, Io& io) {
   ro.on_note = [&io](std::string_view n) { io.err << "wattlab run: " << n << "\n"; };
   Recording rec(std::move(ro));
   io.err << "wattlab run: " << report::describe_backends(rec.opened());
+  RunProcesses processes(rec, o.processes);  // GPUs that list their processes (NVML); none on the simulator
   if (!rec.start())
     io.err << "wattlab run: warning: some sensors have not answered within 10 s; the command starts anyway\n";
   // Marks: windows the command opens and closes through the pipe (docs/marks.md).
   std::unique_ptr<MarksRecorder> marks;
   if (o.marks) marks = std::make_unique<MarksRecorder>(rec);
+  processes.start();
 
   const WindowId window = rec.open("run");
   const int exit_status = run_child(o.command, marks.get(), io);
   rec.close(window);
+  processes.stop();
   bool store_failed = false;
   try {
     if (marks) marks->finish();
@@ -119,10 +126,20 @@ int run_command(const RunOptions& o, Io& io) {
     rec.end(exit_status);
   }
   const RunRecord run = rec.summary();
+  // The run window's GPU energy per process, where the GPUs listed processes (docs/per-process.md).
+  const std::vector<GpuAttribution> split = processes.attribute(rec.result(window));
+  for (const auto& n : processes.notes()) io.err << "wattlab run: per process: " << n << "\n";
   report::print_run(io.err, run, report::Format::text);
+  report::print_process_split(io.err, split);
   if (!o.json.empty()) {
     std::ofstream f(o.json);
-    report::print_run(f, run, report::Format::json);
+    if (split.empty()) {
+      report::print_run(f, run, report::Format::json);
+    } else {
+      auto j = report::run_to_json(run);
+      j["per_process"] = report::process_split_to_json(split);
+      f << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    }
     if (!f) io.err << "wattlab: could not write " << o.json << "\n";
   }
   if (!store_failed) {
@@ -148,6 +165,7 @@ void register_run(CLI::App& app, Action& action) {
   sub->add_flag("--marks", opts->marks,
                 "let the command open/close windows and report counts through the pipe in $WATTLAB_MARKS_FD "
                 "(docs/marks.md)");
+  add_process_options(*sub, opts->processes);
   sub->add_option("command", opts->command, "the command and its arguments, after --")->required();
   sub->positionals_at_end();
   sub->callback([opts, &action] { action = [opts](Io& io) { return run_command(*opts, io); }; });

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "device_options.h"
+#include "serve_processes.h"
 #include "stop_signal.h"
 #include "wattlab/export/live.h"
 #include "wattlab/export/metrics_server.h"
@@ -36,6 +37,7 @@ struct ServeOptions {
   int http_threads = 256;
   double http_timeout_s = 5;
   int cache_ms = 10;
+  ProcessOptions processes{.interval_ms = 1000};
 };
 
 struct ListenAddress {
@@ -115,8 +117,10 @@ int serve(const ServeOptions& o, Io& io) {
                       : "requests need the bearer token");
 
   StopSignal stop;
+  ServeProcesses processes(rec, o.processes);  // GPUs that list their processes (NVML); none on the simulator
   if (!rec.start()) io.err << "wattlab serve: warning: some sensors have not answered within 10 s; serving anyway\n";
   LiveMeter live(rec.meter());
+  processes.start();
   ExpositionInfo info;
   info.host = o.host_label.empty() ? host_name() : o.host_label;
   info.device_selection = o.dev.device;
@@ -133,12 +137,13 @@ int serve(const ServeOptions& o, Io& io) {
       [&](const ServerCounters& c) {
         ExpositionInfo i = info;
         i.http = c;
-        return format_prometheus(live.domains(), live.sample(), i);
+        return format_prometheus(live.domains(), live.sample(), i) + processes.format(i.host);
       },
       MonotonicClock::instance());
 
   if (auto st = server.start(); !st) {
     io.err << "wattlab serve: " << st.error().message() << "\n";
+    processes.stop();
     rec.end(kExitFailure);
     return kExitFailure;
   }
@@ -153,6 +158,7 @@ int serve(const ServeOptions& o, Io& io) {
                             : std::chrono::steady_clock::time_point::max();
   stop.sleep_until(deadline);
   server.stop();
+  processes.stop();
   rec.end(kExitOk);
   const ServerCounters c = server.counters();
   io.err << fmt::format(
@@ -191,6 +197,7 @@ void register_serve(CLI::App& app, Action& action) {
   sub->add_option("--cache-ms", opts->cache_ms, "serve an exposition younger than this without a new snapshot")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
+  add_process_options(*sub, opts->processes, true);
   sub->callback([opts, token_file, &action] {
     opts->token_file_given = token_file->count() > 0;
     action = [opts](Io& io) { return serve(*opts, io); };

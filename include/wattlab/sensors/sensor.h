@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wattlab/core/error.h"
+#include "wattlab/sensors/process_usage.h"
 #include "wattlab/sensors/reading.h"
 
 namespace wattlab {
@@ -60,6 +61,12 @@ class Sensor {
   virtual Status read(std::size_t domain_index, ReadingKind kind, std::vector<Reading>& out) = 0;
   // Static facts about the device (driver version, persistence, MIG mode...), as key/value text.
   virtual std::vector<std::pair<std::string, std::string>> properties() const { return {}; }
+  // Per-process use of the GPU that domain `domain_index` measures, for backends that know it
+  // (NVML). Safe to call from any thread; `status`, if given, receives why the list is empty or partial.
+  virtual bool reports_processes(std::size_t /*domain_index*/) const { return false; }
+  virtual std::vector<ProcessUsage> processes(std::size_t /*domain_index*/, Status* /*status*/ = nullptr) const {
+    return {};
+  }
 };
 
 using SensorPtr = std::unique_ptr<Sensor>;

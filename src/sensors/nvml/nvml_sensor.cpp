@@ -758,6 +758,10 @@ Result<std::unique_ptr<NvmlSensor>> NvmlSensor::open(const BackendOptions& optio
 
 // ---- processes -----------------------------------------------------------------------------
 
+bool NvmlSensor::reports_processes(std::size_t domain_index) const {
+  return domain_index < refs_.size() && !refs_[domain_index].memory;
+}
+
 std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status* status) const {
   std::vector<ProcessUsage> out;
   auto fail = [&](Error e) {

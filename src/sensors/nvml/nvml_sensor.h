@@ -18,15 +18,7 @@
 
 namespace wattlab::nvml {
 
-// One process on one GPU: nvmlDeviceGetComputeRunningProcesses (memory) merged with
-// nvmlDeviceGetProcessUtilization (the newest sample of the last second). Absent is absent.
-struct ProcessUsage {
-  unsigned pid = 0;
-  std::optional<uint64_t> used_memory_bytes;
-  std::optional<double> sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct;
-  int64_t util_t_ns = 0;  // the utilization sample's own timestamp, on the monotonic clock; 0: none
-  std::optional<unsigned> gpu_instance_id, compute_instance_id;  // MIG only
-};
+using wattlab::ProcessUsage;  // nvmlDeviceGetComputeRunningProcesses merged with nvmlDeviceGetProcessUtilization
 
 class NvmlSensor final : public Sensor {
  public:
@@ -45,7 +37,9 @@ class NvmlSensor final : public Sensor {
   // Per-process GPU use of the GPU of `domain_index` (a memory domain means its GPU). Safe to call
   // from another thread than the sampler's: it touches no state read() keeps. `status`, if given,
   // receives why the list is empty or partial.
-  std::vector<ProcessUsage> processes(std::size_t domain_index, Status* status = nullptr) const;
+  std::vector<ProcessUsage> processes(std::size_t domain_index, Status* status = nullptr) const override;
+  // True for GPU domains (not gpu:<i>/memory, whose GPU its gpu:<i> domain already lists).
+  bool reports_processes(std::size_t domain_index) const override;
 
   // "8 GPUs (gpu:0-7), driver 580.159.04, NVML 12.580.159.04, /usr/lib/.../libnvidia-ml.so.1; ..."
   std::string status_detail() const;

@@ -14,11 +14,16 @@
 //     default_limit_w|memory_total_bytes|memory_used_bytes|persistence|ecc|gpm (0/1)|
 //     gpm_sm_pct|gpm_occ_pct|gpm_tensor_pct|gpm_dram_pct|processes (pid:sm:mem:bytes;...)|
 //     samples_repeat_last (0/1: the sample buffer also returns the sample at lastSeenTimeStamp)|
+//     (a pid written @FILE is the pid in FILE, when it exists)|
+//     compute_only (pid:bytes;...: running compute processes without a utilization sample)|
+//     processes_from_ms|processes_until_ms (the processes are listed only in [from, until) since
+//     nvmlInit; outside it the GPU draws idle_power_w, if given, instead of power_w)|
 //     return.<nvml function name>=<code> (that call fails with the code)
 // Time: counters advance with CLOCK_MONOTONIC since nvmlInit (energy = base + power x time, in
 // 100 ms steps, as the real counter); sample timestamps are CLOCK_REALTIME us, 20 ms apart.
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -194,14 +199,29 @@ nvmlReturn_t check(nvmlDevice_t d, const char* fn, FakeGpu** out) {
   if (nvmlReturn_t rc_ = check(device, fn, &g); rc_ != 0) \
   return rc_
 
-double power_w(const FakeGpu* g) { return g->d("power_w", 700); }
+// The processes' span [from, until) in ms since nvmlInit; power_w inside it, idle_power_w outside.
+double procs_from_ms(const FakeGpu* g) { return g->d("processes_from_ms", 0); }
+double procs_until_ms(const FakeGpu* g) { return g->d("processes_until_ms", 1e18); }
+bool procs_listed(const FakeGpu* g) {
+  const double t = elapsed_ms();
+  return t >= procs_from_ms(g) && t < procs_until_ms(g);
+}
+double power_at_w(const FakeGpu* g, bool active) {
+  return active || !g->has("idle_power_w") ? g->d("power_w", 700) : g->d("idle_power_w", 0);
+}
+double power_w(const FakeGpu* g) { return power_at_w(g, procs_listed(g)); }
+// Energy in mJ over [0, t_ms): idle outside the processes' span, power_w inside it.
+double energy_since_init_mj(const FakeGpu* g, double t_ms) {
+  const double a = std::clamp(procs_from_ms(g), 0.0, t_ms), b = std::clamp(procs_until_ms(g), a, t_ms);
+  return power_at_w(g, false) * (a + (t_ms - b)) + power_at_w(g, true) * (b - a);
+}
 
 // Counter in mJ, updated every 100 ms like the real one; restarts from 0 at reset_after_ms.
 unsigned long long energy_mj(const FakeGpu* g) {
   const double t_ms = std::floor(elapsed_ms() / 100.0) * 100.0;
   const double reset = g->d("reset_after_ms", -1);
   if (reset >= 0 && t_ms >= reset) return static_cast<unsigned long long>(power_w(g) * (t_ms - reset));
-  return static_cast<unsigned long long>(g->d("energy_base_mj", 1e9) + power_w(g) * t_ms);
+  return static_cast<unsigned long long>(g->d("energy_base_mj", 1e9) + energy_since_init_mj(g, t_ms));
 }
 
 nvmlReturn_t copy_string(const std::string& v, char* buf, unsigned len) {
@@ -471,11 +491,29 @@ nvmlReturn_t impl_nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* m) 
 }
 std::vector<Proc> procs(const FakeGpu* g) {
   std::vector<Proc> out;
+  if (!procs_listed(g)) return out;
   for (const auto& p : split(g->s("processes", ""), ';')) {
     const auto f = split(p, ':');
     if (f.size() != 4) continue;
-    out.push_back({static_cast<unsigned>(std::stoul(f[0])), static_cast<unsigned>(std::stoul(f[1])),
+    unsigned pid = 0;
+    if (f[0][0] == '@') {  // @FILE: the pid written in FILE (a test's command writes its own); absent: no process
+      std::ifstream in(f[0].substr(1));
+      if (!(in >> pid)) continue;
+    } else {
+      pid = static_cast<unsigned>(std::stoul(f[0]));
+    }
+    out.push_back({pid, static_cast<unsigned>(std::stoul(f[1])),
                    static_cast<unsigned>(std::stoul(f[2])), std::stoull(f[3])});
+  }
+  return out;
+}
+// The running compute processes: those with utilization samples and the compute_only ones.
+std::vector<Proc> running(const FakeGpu* g) {
+  std::vector<Proc> out = procs(g);
+  if (!procs_listed(g)) return out;
+  for (const auto& p : split(g->s("compute_only", ""), ';')) {
+    const auto f = split(p, ':');
+    if (f.size() == 2) out.push_back({static_cast<unsigned>(std::stoul(f[0])), 0, 0, std::stoull(f[1])});
   }
   return out;
 }
@@ -497,7 +535,7 @@ nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProce
 nvmlReturn_t impl_nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count,
                                                           nvmlProcessInfo_v2_t* info) {
   CHECK("nvmlDeviceGetComputeRunningProcesses_v3");
-  const auto ps = procs(g);
+  const auto ps = running(g);
   if (*count < ps.size()) {
     *count = static_cast<unsigned>(ps.size());
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -508,7 +546,7 @@ nvmlReturn_t impl_nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, u
 }
 nvmlReturn_t impl_nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned* count, nvmlProcessInfo_v1_t* info) {
   CHECK("nvmlDeviceGetComputeRunningProcesses");
-  const auto ps = procs(g);
+  const auto ps = running(g);
   if (*count < ps.size()) {
     *count = static_cast<unsigned>(ps.size());
     return NVML_ERROR_INSUFFICIENT_SIZE;

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# On the H200: checks the per-process split (docs/per-process.md) with two PyTorch processes of
+# known, different loads: bf16 matmul loops busy for a chosen share of every 100 ms (DUTY_A, DUTY_B).
+#   1. idle:     `wattlab run -- sleep IDLE_S`: the board's idle power, passed on as --idle-power-w.
+#   2. alone:    each load alone under `wattlab run`: its active power (total minus idle), the truth
+#                the split is checked against.
+#   3. together: load B started outside wattlab (another tenant), load A as the measured command:
+#                the command's tree must be A's pid, B must be among the other tenants, the parts must
+#                add up to the total, and each group's share of the active energy must agree with the
+#                alone runs' active powers within the split's own 95 % uncertainty.
+#   4. exporter: both loads outside `wattlab serve`; /metrics must carry
+#                wattlab_gpu_process_energy_joules_total for both pids, in the same order of size.
+# Run from the repository root on the device machine, with a release build carried:
+#   (here)   cmake --preset release && cmake --build --preset release --target wattlab
+#   (device) run(command="bash scripts/device/per_process_h200.sh", carry=["build/release"], timeout_s=600)
+# Output under $OUT: per-process.tgz (every JSON, log and the metrics scrape) and summary.md.
+# Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.6), DUTY_B (0.2; together under 1, so the loads rarely wait on each other), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+FINAL_OUT="${OUT:-/tmp/wattlab-per-process-out}"
+WORK="$(mktemp -d /tmp/wattlab-per-process.XXXXXX)"
+mkdir -p "$FINAL_OUT"
+WATTLAB="${WATTLAB:-build/release/src/cli/wattlab}"
+PYTHON="${PYTHON:-python3}"
+DUTY_A="${DUTY_A:-0.6}"
+DUTY_B="${DUTY_B:-0.2}"
+LOAD_S="${LOAD_S:-25}"
+IDLE_S="${IDLE_S:-10}"
+N="${N:-8192}"
+PORT="${PORT:-9477}"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  tar czf "$FINAL_OUT/per-process.tgz" -C "$WORK" . 2>/dev/null
+  cp -f "$WORK/summary.md" "$FINAL_OUT/" 2>/dev/null
+  true
+}
+trap cleanup EXIT
+die() { echo "per_process_h200: $*" >&2; echo "FAILED: $*" >> "$WORK/summary.md"; exit 2; }
+
+[[ -x "$WATTLAB" ]] || die "no wattlab at $WATTLAB: build it (cmake --preset release && cmake --build --preset release --target wattlab) and carry build/release"
+"$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null \
+  || die "$PYTHON has no torch with CUDA: set PYTHON to one that has"
+command -v nvidia-smi >/dev/null || die "no nvidia-smi: not a GPU machine"
+"$WATTLAB" sensors --device nvml > "$WORK/sensors.txt" 2>&1 || die "wattlab sensors --device nvml failed (see sensors.txt)"
+
+cat > "$WORK/load.py" <<'PY'
+# A bf16 matmul loop busy for `duty` of every 100 ms, for `seconds`; prints its pid first.
+import os, sys, time, torch
+duty, seconds, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+print(os.getpid(), flush=True)
+a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.1 * duty:
+        torch.matmul(a, b)
+        torch.cuda.synchronize()
+    rest = 0.1 - (time.monotonic() - t0)
+    if rest > 0:
+        time.sleep(rest)
+PY
+
+run_json() {  # name, args...: wattlab run --json $WORK/<name>.json ...
+  local name=$1; shift
+  "$WATTLAB" run --device nvml --db "$WORK/runs.db" --json "$WORK/$name.json" --process-interval-ms 200 "$@" \
+    > "$WORK/$name.log" 2>&1 || die "wattlab run for $name failed (see $name.log)"
+}
+
+echo "1. idle ${IDLE_S} s"
+run_json idle -- sleep "$IDLE_S"
+IDLE_W=$("$PYTHON" -c "import json; j=json.load(open('$WORK/idle.json')); w=j['windows'][0]; d=[d for d in w['domains'] if d['domain_id']=='gpu:0'][0]; print(d['energy_j']/w['dur_s'])") \
+  || die "no gpu:0 energy in idle.json"
+echo "   idle power ${IDLE_W} W"
+IDLE_U=$("$PYTHON" -c "print(max(2.0, 0.05*$IDLE_W))")  # the floor moves with temperature: 5 %, at least 2 W
+
+echo "2. each load alone, ${LOAD_S} s"
+run_json alone_a --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
+run_json alone_b --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N"
+
+echo "3. together: B as another tenant, A measured"
+"$PYTHON" "$WORK/load.py" "$DUTY_B" "$((LOAD_S + 15))" "$N" > "$WORK/tenant_b.pid" 2> "$WORK/tenant_b.log" &
+PIDS+=($!)
+for _ in $(seq 100); do [[ -s "$WORK/tenant_b.pid" ]] && break; sleep 0.1; done
+[[ -s "$WORK/tenant_b.pid" ]] || die "load B did not start (see tenant_b.log)"
+sleep 5  # B on the GPU before A starts
+run_json together --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
+wait "${PIDS[-1]}" 2>/dev/null
+
+echo "4. exporter: both loads outside wattlab serve"
+"$WATTLAB" serve --device nvml --listen "127.0.0.1:$PORT" --duration-s "$((LOAD_S + 10))" --process-interval-ms 500 \
+  --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" > "$WORK/serve.log" 2>&1 &
+PIDS+=($!)
+sleep 3
+"$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" > "$WORK/serve_a.pid" 2>&1 &
+PIDS+=($!)
+"$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N" > "$WORK/serve_b.pid" 2>&1 &
+PIDS+=($!)
+sleep "$((LOAD_S + 3))"
+"$PYTHON" -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$PORT/metrics', timeout=10).read().decode())" \
+  > "$WORK/metrics.txt" 2>&1 || die "scraping /metrics failed (see metrics.txt, serve.log)"
+
+"$PYTHON" - "$WORK" "$DUTY_A" "$DUTY_B" <<'PY'
+import json, re, sys
+work, duty_a, duty_b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+def load(name):
+    return json.load(open(f"{work}/{name}.json"))
+def active_w(name):
+    j = load(name)
+    pp = [g for g in j.get("per_process", []) if g["gpu"] == "gpu:0"]
+    w = j["windows"][0]
+    d = [d for d in w["domains"] if d["domain_id"] == "gpu:0"][0]
+    idle = pp[0]["idle"]["energy_j"] if pp else 0
+    return (d["energy_j"] - idle) / w["dur_s"], d
+lines, ok = ["# Per-process split on the H200", "",
+             f"loads: A busy {duty_a:.0%}, B busy {duty_b:.0%} of every 100 ms (bf16 matmul)", ""], True
+pa, _ = active_w("alone_a"); pb, _ = active_w("alone_b")
+lines.append(f"alone: active power A {pa:.1f} W, B {pb:.1f} W (total minus idle)")
+t = load("together")
+if "per_process" not in t:
+    print("FAILED: the together run has no per_process section", file=sys.stderr); sys.exit(1)
+g = [g for g in t["per_process"] if g["gpu"] == "gpu:0"][0]
+pid_b = int(open(f"{work}/tenant_b.pid").read().split()[0])
+procs = {p["pid"]: p for p in g["processes"]}
+tree = [p for p in g["processes"] if p["in_command_tree"]]
+def check(cond, text):
+    global ok
+    lines.append(("PASS " if cond else "FAIL ") + text)
+    ok = ok and cond
+check(len(tree) >= 1, f"the command's tree holds the measured load's process(es): {[p['pid'] for p in tree]}")
+check(pid_b in procs and not procs[pid_b]["in_command_tree"], f"load B (pid {pid_b}) is another tenant")
+parts = g["idle"]["energy_j"] + g["command_tree"]["energy_j"] + g["other_tenants"]["energy_j"] + g["unattributed"]["energy_j"]
+check(abs(parts - g["total"]["energy_j"]) <= 1e-6 * g["total"]["energy_j"], f"parts add up: {parts:.3f} J of {g['total']['energy_j']:.3f} J")
+rel_total = g["total"]["u95_j"] / g["total"]["energy_j"]
+rel_tree = g["command_tree"]["u95_j"] / max(g["command_tree"]["energy_j"], 1e-9)
+check(rel_tree > rel_total, f"the split's uncertainty is wider: {rel_tree:.2%} vs the total's {rel_total:.2%}")
+active = g["active_j"]
+expect_tree = active * pa / (pa + pb)
+got_tree = g["command_tree"]["energy_j"]
+u = g["command_tree"]["u95_j"]
+lines.append(f"together: active {active:.1f} J; A's share {got_tree:.1f} J ± {u:.1f} J, from the alone runs {expect_tree:.1f} J "
+             f"(deviation {100*(got_tree-expect_tree)/max(expect_tree,1e-9):+.1f} %); unattributed {g['unattributed']['energy_j']:.1f} J "
+             f"({g['unattributed']['busy_share']:.1%} of busy time)")
+check(abs(got_tree - expect_tree) <= u, "A's share agrees with the alone runs within its 95 % uncertainty")
+# Exporter
+m = open(f"{work}/metrics.txt").read()
+sa = int(open(f"{work}/serve_a.pid").read().split()[0]); sb = int(open(f"{work}/serve_b.pid").read().split()[0])
+def counter(pid):
+    r = re.search(r'^wattlab_gpu_process_energy_joules_total\{[^}]*gpu="0",pid="%d",[^}]*\} (\S+)$' % pid, m, re.M)
+    return float(r.group(1)) if r else None
+ea, eb = counter(sa), counter(sb)
+check(ea is not None and eb is not None, f"the exporter has a counter for both pids ({sa}: {ea} J, {sb}: {eb} J)")
+if ea is not None and eb is not None:
+    check(ea > eb, "the busier load has the larger counter")
+    lines.append(f"exporter: A/B = {ea/max(eb,1e-9):.2f}, alone runs' active power ratio {pa/pb:.2f}")
+lines.append("")
+lines.append("RESULT: " + ("PASS" if ok else "FAIL"))
+open(f"{work}/summary.md", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+sys.exit(0 if ok else 1)
+PY

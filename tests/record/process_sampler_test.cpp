@@ -1,0 +1,136 @@
+// The per-process poller over the fake NVML (several processes with chosen SM utilization and a
+// running process without samples) and a fake /proc: shares per process and per group (the
+// command's tree and other tenants), labels, and the idle floor measured between empty polls.
+#include "wattlab/record/process_sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "sensors/fake_proc.h"
+#include "sensors/nvml/fake_nvml_env.h"
+#include "wattlab/sensors/registry.h"
+
+namespace wattlab {
+namespace {
+
+constexpr int64_t kS = 1'000'000'000;
+const std::string kHex = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899";
+
+std::vector<Sensor*> raw(const OpenedSensors& o) {
+  std::vector<Sensor*> v;
+  for (const auto& s : o.sensors) v.push_back(s.get());
+  return v;
+}
+
+TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
+  testing::FakeNvml fake(
+      "gpus=2\n"
+      "gpu.0.processes=1234:60:10:900000000;42:20:5:1000;5150:0:0:1000\n"
+      "gpu.0.compute_only=77:5000\n");
+  testing::FakeProc proc;
+  proc.add(1, 0, "init");
+  proc.add(100, 1, "wattlab");
+  proc.add(200, 100, "bash");
+  proc.add(1234, 200, "python3", "0::/user.slice/user-1000.slice/session-1.scope\n", {"SLURM_JOB_ID=31337"});
+  proc.add(42, 1, "vllm",
+           "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4e5f_8a9b_0123456789ab.slice/"
+           "cri-containerd-" + kHex + ".scope\n");
+  proc.add(77, 1, "idle-holder");  // 5150 has no /proc entry: gone before it was seen
+  const OpenedSensors opened = open_sensors(fake.options());
+  ASSERT_EQ(opened.sensors.size(), 1u);
+  VirtualClock clock(0);
+  ProcessSamplerOptions o;
+  o.interval_ns = kS;
+  o.proc_root = proc.root();
+  o.tree_root_pid = 100;
+  o.idle_power_w = 100;
+  o.idle_power_u95_w = 10;
+  ProcessSampler sampler(raw(opened), nullptr, clock, o);
+  ASSERT_EQ(sampler.gpu_ids(), (std::vector<std::string>{"gpu:0", "gpu:1"}));
+  for (int k = 1; k <= 10; ++k) {
+    clock.set_ns(k * kS);
+    sampler.poll();
+  }
+  EXPECT_TRUE(sampler.errors().empty());
+  EXPECT_TRUE(sampler.saw_processes("gpu:0", 0, 10 * kS));
+  EXPECT_FALSE(sampler.saw_processes("gpu:1", 0, 10 * kS));
+
+  const GpuAttribution a = sampler.attribute("gpu:0", 0, 10 * kS, 3000, 30, 80.0);
+  EXPECT_DOUBLE_EQ(a.split.idle_energy_j, 1000);
+  EXPECT_EQ(a.split.idle_source, "--idle-power-w");
+  ASSERT_EQ(a.rows.size(), 4u);  // 42, 77, 1234, 5150
+  EXPECT_EQ(a.rows[0].pid, 42u);
+  EXPECT_EQ(a.rows[0].comm, "vllm");
+  EXPECT_EQ(a.rows[0].ids.pod_uid, "1a2b3c4d-0000-4e5f-8a9b-0123456789ab");
+  EXPECT_EQ(a.rows[0].ids.container_id, kHex);
+  EXPECT_FALSE(a.rows[0].in_tree);
+  EXPECT_NEAR(a.rows[0].share.energy_j, 500, 1e-6);
+  EXPECT_EQ(a.rows[1].pid, 77u);
+  EXPECT_DOUBLE_EQ(a.rows[1].share.energy_j, 0);  // listed, never on the SMs
+  EXPECT_EQ(a.rows[2].pid, 1234u);
+  EXPECT_TRUE(a.rows[2].in_tree);
+  EXPECT_EQ(a.rows[2].ids.slurm_job_id, "31337");
+  EXPECT_NEAR(a.rows[2].share.energy_j, 1500, 1e-6);
+  EXPECT_EQ(a.rows[3].comm, "");
+  ASSERT_TRUE(a.tree && a.others);
+  EXPECT_NEAR(a.tree->energy_j, 1500, 1e-6);
+  EXPECT_NEAR(a.others->energy_j, 500, 1e-6);
+  EXPECT_GT(a.tree->uncertainty_j / a.tree->energy_j, 30.0 / 3000);
+
+  // The second GPU has no process: its active energy is unattributed.
+  const GpuAttribution b = sampler.attribute("gpu:1", 0, 10 * kS, 3000, 30, 0.0);
+  EXPECT_TRUE(b.rows.empty());
+  EXPECT_DOUBLE_EQ(b.split.unattributed_energy_j, 2000);
+  EXPECT_THROW(sampler.attribute("gpu:7", 0, kS, 1, 0, std::nullopt), UsageError);
+}
+
+TEST(ProcessSampler, AQueryThatFailsIsSaid) {
+  testing::FakeNvml fake("gpus=1\ngpu.0.processes=9:50:1:1\ngpu.0.return.nvmlDeviceGetProcessUtilization=4\n");
+  const OpenedSensors opened = open_sensors(fake.options());
+  VirtualClock clock(0);
+  ProcessSampler sampler(raw(opened), nullptr, clock, {});
+  sampler.poll();
+  const auto errors = sampler.errors();
+  ASSERT_EQ(errors.count("gpu:0"), 1u);
+  EXPECT_NE(errors.at("gpu:0").find("nvmlDeviceGetProcessUtilization"), std::string::npos) << errors.at("gpu:0");
+}
+
+TEST(ProcessSampler, SimulatedGpuReportsNoProcesses) {
+  BackendOptions b;
+  b.device = "sim";
+  VirtualClock clock(0);
+  b.clock = &clock;
+  const OpenedSensors opened = open_sensors(b);
+  ProcessSampler sampler(raw(opened), nullptr, clock, {});
+  EXPECT_FALSE(sampler.any_gpu());
+}
+
+// Real time: the meter reads the fake's counter; the floor is the power between polls that saw no
+// process (idle_power_w), before the processes appear.
+TEST(ProcessSampler, IdleFloorIsMeasuredBetweenEmptyPolls) {
+  testing::FakeNvml fake(
+      "gpus=1\ngpu.0.power_w=400\ngpu.0.idle_power_w=100\ngpu.0.processes_from_ms=4000\n"
+      "gpu.0.processes=10:50:1:1\n");
+  OpenedSensors opened = open_sensors(fake.options());
+  const auto sensors = raw(opened);
+  Meter meter(std::move(opened.sensors), MonotonicClock::instance());
+  meter.start();
+  ASSERT_TRUE(meter.wait_first_reads(std::chrono::seconds(10)));
+  ProcessSamplerOptions o;
+  ProcessSampler sampler(sensors, &meter, MonotonicClock::instance(), o);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < 6 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500); ++k) {
+    sampler.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  const auto floor = sampler.idle_floor("gpu:0");
+  meter.stop();
+  ASSERT_TRUE(floor) << "fewer than two empty intervals before the processes appeared";
+  EXPECT_GE(floor->intervals, 2u);
+  EXPECT_NEAR(floor->power_w, 100, 10);
+}
+
+}  // namespace
+}  // namespace wattlab
