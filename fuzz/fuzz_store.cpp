@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   if (auto store = wattlab::Store::open(db, wattlab::OpenMode::read_only)) load_everything(*store);
   try {
-    (void)wattlab::diagnose::read_store(db.string());
+    for (const auto& r : wattlab::diagnose::read_store(db.string()).rows) (void)wattlab::diagnose::record_to_json(r);
   } catch (const wattlab::UsageError&) {
   }
   remove_db(db);

@@ -274,6 +274,24 @@ TEST(StoreReader, MissingOrForeignFilesAreBadInput) {
   std::filesystem::remove(p);
 }
 
+// Found by fuzz/fuzz_store.cpp: a store whose runs table is damaged (the fuzzer's input, kept in
+// its corpus) threw an internal error; a damaged file is bad input, named, exit 2.
+TEST(StoreReader, DamagedStoreIsBadInput) {
+  const char* data = std::getenv("WATTLAB_TEST_DATA_DIR");
+  ASSERT_NE(data, nullptr) << "WATTLAB_TEST_DATA_DIR is not set (CTest sets it)";
+  const auto damaged = std::filesystem::path(data) / "../../fuzz/corpus/store/crash-damaged-runs-table";
+  const auto p = std::filesystem::temp_directory_path() / ("wattlab-damaged-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::copy_file(damaged, p, std::filesystem::copy_options::overwrite_existing);
+  try {
+    read_store(p.string());
+    ADD_FAILURE() << "no error for a damaged store";
+  } catch (const wattlab::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(p.string() + ": ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(p);
+}
+
 TEST(StoreReader, DispatchByExtension) {
   EXPECT_NE(reader_for("x.json")->describe().find("leaderboard JSON"), std::string::npos);
   EXPECT_NE(reader_for("x.csv")->describe().find("CSV"), std::string::npos);
