@@ -18,9 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   try {
     f = Faults::parse(script);
   } catch (const wattlab::UsageError& e) {
-    const std::string_view what(e.what());
-    check(what.rfind("sim faults", 0) == 0 || what.rfind("sim workload: ", 0) == 0,
-          std::string("the error names the faults: ") + e.what());
+    check(std::string_view(e.what()).rfind("sim faults '", 0) == 0, std::string("the error names the fault: ") + e.what());
     return 0;
   }
   for (const auto& e : f.read_errors) {

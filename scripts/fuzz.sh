@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 [ $# -gt 0 ] && shift
-case "$seconds" in '' | *[!0-9]*) echo "fuzz.sh: seconds per target must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
+# libFuzzer reads -max_total_time=0 as "no limit": at least 1 s.
+case "$seconds" in '' | *[!0-9]* | 0) echo "fuzz.sh: seconds per target must be a whole number >= 1, got '$seconds'" >&2; exit 2 ;; esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in fuzz/fuzz_*.cpp; do t=${f#fuzz/fuzz_}; targets+=("${t%.cpp}"); done

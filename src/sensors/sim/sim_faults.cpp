@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "sim_workload.h"
 #include "wattlab/core/error.h"
@@ -20,6 +21,16 @@ Faults Faults::parse(std::string_view script) {
     for (std::string x; in >> x;) w.push_back(x);
     if (w.empty()) continue;
     const std::string where = "sim faults '" + part + "'";
+    // A time of the script; its error names this fault, not the workload parser that reads it.
+    auto time_ns = [&](std::string_view text) {
+      try {
+        return parse_duration_ns(text);
+      } catch (const UsageError& e) {
+        std::string why = e.what();
+        if (const std::string prefix = "sim workload: "; why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+        throw UsageError(where + ": " + why);
+      }
+    };
     if (w[0] == "read-error" && (w.size() == 2 || w.size() == 3)) {
       ReadError e;
       const std::string& range = w.back();
@@ -29,14 +40,14 @@ Faults Faults::parse(std::string_view script) {
       }
       const auto dash = range.find('-');
       if (dash == std::string::npos) throw UsageError(where + ": expected FROM-TO, e.g. 2s-2.5s");
-      e.from_ns = parse_duration_ns(range.substr(0, dash));
-      e.to_ns = parse_duration_ns(range.substr(dash + 1));
+      e.from_ns = time_ns(std::string_view(range).substr(0, dash));
+      e.to_ns = time_ns(std::string_view(range).substr(dash + 1));
       if (e.to_ns <= e.from_ns) throw UsageError(where + ": the range ends before it starts");
       f.read_errors.push_back(e);
     } else if (w[0] == "counter-reset" && w.size() == 2) {
-      f.counter_resets_ns.push_back(parse_duration_ns(w[1]));
+      f.counter_resets_ns.push_back(time_ns(w[1]));
     } else if (w[0] == "gpu-lost" && w.size() == 2) {
-      f.gpu_lost_ns = parse_duration_ns(w[1]);
+      f.gpu_lost_ns = time_ns(w[1]);
     } else {
       throw UsageError(where + ": use 'read-error [KIND] FROM-TO', 'counter-reset AT' or 'gpu-lost AT'");
     }
