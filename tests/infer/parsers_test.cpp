@@ -87,7 +87,8 @@ TEST(Prometheus, SumsLabelSetsAndSkipsOthers) {
 }
 
 // Each sample is finite, but their sum need not be: such a metric is left out, never infinite
-// (fuzz/fuzz_prometheus_scrape.cpp checks that every value is finite; the input is in its corpus as crash-sum-past-double-range).
+// (fuzz/fuzz_prometheus_scrape.cpp checks that every value is finite; the input is in its corpus
+// as crash-sum-past-double-range).
 TEST(Prometheus, SumPastDoubleRangeIsLeftOut) {
   const auto v = parse_prometheus_text(
       "vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n"
