@@ -1,8 +1,5 @@
 #include "schema.h"
 
-#include <sqlite3.h>
-
-#include <set>
 #include <string_view>
 
 #include "codec.h"
@@ -146,46 +143,6 @@ Status not_a_store_error(const sqlite::Db& db, std::string_view why) {
                "give the path of a database written by wattlab, or a new file name"};
 }
 
-// The names of a table's columns in `db`; empty when there is no such table.
-Result<std::set<std::string>> column_names(sqlite::Db& db, const std::string& table) {
-  auto q = db.prepare("SELECT name FROM pragma_table_info(?1)");
-  if (!q) return q.error();
-  q->bind(1, std::string_view(table));
-  std::set<std::string> names;
-  for (;;) {
-    auto row = q->step();
-    if (!row) return row.error();
-    if (!*row) return names;
-    names.insert(q->text(0));
-  }
-}
-
-// Every table and column that the schema of `version` has must be in the file: one that lacks any
-// is damaged or not a wattlab store, which the loaders would meet later as a statement that fails.
-// The expected schema is built in memory from the same DDL that creates it.
-Status check_tables(sqlite::Db& db, int64_t version) {
-  auto model = sqlite::Db::open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (!model) return model.error();
-  std::string ddl = std::string(kTablesV1) + window_domains_sql();
-  if (version >= 2) ddl += std::string(kTablesV2);
-  if (auto s = model->exec(ddl); !s) return s;
-  auto tables = model->prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-  if (!tables) return tables.error();
-  for (;;) {
-    auto row = tables->step();
-    if (!row) return row.error();
-    if (!*row) return {};
-    const std::string table = tables->text(0);
-    auto want = column_names(*model, table);
-    if (!want) return want.error();
-    auto have = column_names(db, table);
-    if (!have) return have.error();
-    if (have->empty()) return not_a_store_error(db, "it has no table " + table);
-    for (const auto& column : *want)
-      if (!have->count(column)) return not_a_store_error(db, "table " + table + " has no column " + column);
-  }
-}
-
 Status create_schema(sqlite::Db& db, const std::string& wattlab_version) {
   auto tx = sqlite::Transaction::begin(db);
   if (!tx) return tx.error();
@@ -257,7 +214,6 @@ Status prepare_schema(sqlite::Db& db, bool read_only, const std::string& wattlab
   auto meta = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'");
   if (!meta) return meta.error();
   if (*meta != 1) return not_a_store_error(db, "it has no meta table");
-  if (auto s = check_tables(db, *version); !s) return s;
   // Migrations, oldest first. Read-only opens leave the file as it is (loaders cope with v1).
   if (*version == 1 && !read_only) return migrate_v1_to_v2(db);
   return {};

@@ -88,39 +88,6 @@ TEST(Schema, VersionWithoutMetaIsNotAStore) {
   EXPECT_EQ(s.error().kind, ErrorKind::parse);
 }
 
-// Found by fuzz/fuzz_store.cpp: a file whose runs table lacked a column passed the version check,
-// and loading it failed as an internal error at the first statement that named the column.
-TEST(Schema, MissingTableOrColumnIsNotAStore) {
-  test::TempDir dir;
-  struct Case {
-    const char* damage;
-    const char* why;
-  };
-  int i = 0;
-  for (const Case& c : {Case{"ALTER TABLE runs DROP COLUMN host", "(table runs has no column host)"},
-                        Case{"ALTER TABLE window_domains DROP COLUMN peak_power_w",
-                             "(table window_domains has no column peak_power_w)"},
-                        Case{"DROP TABLE events", "(it has no table events)"},
-                        Case{"DROP TABLE window_labels", "(it has no table window_labels)"}}) {
-    const auto path = dir.file("damaged" + std::to_string(i++) + ".db").string();
-    {
-      auto db = sqlite::Db::open(path, kRw);
-      ASSERT_TRUE(prepare_schema(*db, false, "0").ok());
-      auto s = db->exec(c.damage);
-      ASSERT_TRUE(s.ok()) << s.error().message();
-    }
-    for (bool read_only : {true, false}) {
-      auto db = sqlite::Db::open(path, read_only ? SQLITE_OPEN_READONLY : kRw);
-      Status s = prepare_schema(*db, read_only, "0");
-      ASSERT_FALSE(s.ok()) << c.damage;
-      EXPECT_EQ(s.error().kind, ErrorKind::parse);
-      EXPECT_NE(s.error().what.find(std::string("is a SQLite database but not a wattlab store ") + c.why),
-                std::string::npos)
-          << s.error().what;
-    }
-  }
-}
-
 TEST(Schema, ColumnListMatchesTable) {
   test::TempDir dir;
   auto db = sqlite::Db::open(dir.file("s.db").string(), kRw);
