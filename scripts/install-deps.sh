@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3 libcpp-httplib-dev libeigen3-dev
-      libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest python3-yaml python3-aiohttp gnuplot-nox prometheus chromium
+      libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev python3 python3-pytest python3-yaml python3-aiohttp gnuplot-nox prometheus chromium
       help2man zlib1g-dev
       ${WATTLAB_EXTRA_PACKAGES:-})
 missing=()

@@ -1,6 +1,7 @@
 // CSV reader: a header of leaderboard field names, one configuration per line (RFC 4180 quoting).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -29,7 +30,42 @@ struct CsvLine {
   std::size_t line_no = 0;  // 1-based line where the record starts
 };
 
+// The offset of the first byte that does not belong to well-formed UTF-8 (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or npos. Records go out as JSON, which is UTF-8.
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = b[i];
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c >= 0xEE && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return i;
+    if (i + len > n) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      const unsigned char lo_k = k == 1 ? lo : 0x80, hi_k = k == 1 ? hi : 0xBF;
+      if (b[i + k] < lo_k || b[i + k] > hi_k) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 std::vector<CsvLine> split_csv(std::string_view text, const std::string& source) {
+  if (const auto bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    throw UsageError(fmt::format("{}: line {}: not UTF-8 text (byte 0x{:02X} at offset {})", source, line,
+                                 static_cast<unsigned char>(text[bad]), bad));
+  }
   std::vector<CsvLine> out;
   CsvLine cur;
   std::string cell;

@@ -21,6 +21,8 @@ Dataset parse_leaderboard_json(std::string_view text, const std::string& source)
     doc = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double's range
+    throw UsageError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   if (!doc.is_object())
     throw UsageError(fmt::format("{}: expected a leaderboard task object {{task, configurations: [...]}}, got {}",

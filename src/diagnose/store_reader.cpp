@@ -256,6 +256,9 @@ Dataset read_store(const std::string& db_path, const std::string& task_filter) {
   auto store = Store::open(db_path, OpenMode::read_only);
   if (!store) throw UsageError(fmt::format("{}: {}", db_path, store.error().message()));
   auto runs = store->list_runs();
+  // A damaged file is bad input (exit 2), as one that is not a store; a failing disk is not.
+  if (!runs && (runs.error().kind == ErrorKind::parse || runs.error().kind == ErrorKind::schema))
+    throw UsageError(fmt::format("{}: {}", db_path, runs.error().message()));
   if (!runs) throw WattlabError(runs.error());
   std::vector<ConfigRecord> rows;
   std::vector<RejectedRow> rejected;

@@ -41,6 +41,8 @@ std::map<std::string, double> parse_prometheus_text(std::string_view text, const
     } catch (const std::exception&) {
     }
   }
+  // A sum past double's range is no number: the metric is left out, as one the server did not send.
+  std::erase_if(out, [](const auto& kv) { return !std::isfinite(kv.second); });
   return out;
 }
 

@@ -107,7 +107,7 @@ class Parser {
       while (!at_end() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '.' || t_[i_] == 'e' ||
                            t_[i_] == 'E' || ((t_[i_] == '+' || t_[i_] == '-') && (t_[i_ - 1] == 'e' || t_[i_ - 1] == 'E'))))
         ++i_;
-      if (t_[b] == '+') ++b;
+      if (b < t_.size() && t_[b] == '+') ++b;
       double v = 0;
       auto [p, ec] = std::from_chars(t_.data() + b, t_.data() + i_, v);
       if (ec != std::errc() || p != t_.data() + i_ || !std::isfinite(v)) return std::nullopt;

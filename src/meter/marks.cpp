@@ -159,6 +159,15 @@ std::vector<MarkedWindow> MarkCollector::feed(std::string_view line, int64_t arr
     for (const auto& [k, v] : mk.counts) w.counts[k] += v;
     for (const auto& [k, v] : mk.labels) w.labels[k] = v;
   };
+  // A count that would add up past double's range: the line is rejected, the window keeps its sum.
+  auto overflows = [&](const MarkedWindow& w) {
+    for (const auto& [k, v] : m.counts)
+      if (auto it = w.counts.find(k); it != w.counts.end() && !std::isfinite(it->second + v)) {
+        reject(fmt::format("count '{}' of window '{}' would add up past {:g}", k, w.name, it->second));
+        return true;
+      }
+    return false;
+  };
   switch (m.op) {
     case Op::open: {
       bool client = false;
@@ -185,6 +194,7 @@ std::vector<MarkedWindow> MarkCollector::feed(std::string_view line, int64_t arr
         reject(fmt::format("close of '{}' at t_ns {} is before its open at {}", m.name, *t, it->w.t_begin_ns));
         return {};
       }
+      if (overflows(it->w)) return {};
       Open o = std::move(*it);
       open_.erase(it);
       merge(o.w, m);
@@ -201,12 +211,15 @@ std::vector<MarkedWindow> MarkCollector::feed(std::string_view line, int64_t arr
           reject(fmt::format("count for window '{}', which is not open", m.name));
           return {};
         }
+        if (overflows(it->w)) return {};
         merge(it->w, m);
       } else {
         if (open_.empty()) {
           reject("count without a name while no window is open");
           return {};
         }
+        for (const auto& o : open_)
+          if (overflows(o.w)) return {};
         for (auto& o : open_) merge(o.w, m);  // an unnamed count belongs to every open window
       }
       return {};
@@ -221,6 +234,7 @@ std::vector<MarkedWindow> MarkCollector::feed(std::string_view line, int64_t arr
         reject(fmt::format("tag for window '{}', which is not open", m.name));
         return {};
       }
+      if (overflows(it->w)) return {};
       merge(it->w, m);
       return {};
     }

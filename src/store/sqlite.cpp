@@ -184,9 +184,17 @@ Result<Stmt> Db::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                               nullptr);
-  if (rc != SQLITE_OK)
-    return make_error(sqlite3_extended_errcode(db_), "preparing \"" + std::string(sql) + "\"", sqlite3_errmsg(db_),
-                      file_);
+  if (rc != SQLITE_OK) {
+    const std::string detail = sqlite3_errmsg(db_);
+    Error e = make_error(sqlite3_extended_errcode(db_), "preparing \"" + std::string(sql) + "\"", detail, file_);
+    // wattlab's statements name only its own tables and columns: a file without one of them is
+    // damaged or not a wattlab store, which is bad input, not a fault of wattlab.
+    if ((rc & 0xff) == SQLITE_ERROR && (detail.rfind("no such table", 0) == 0 || detail.rfind("no such column", 0) == 0)) {
+      e.kind = ErrorKind::parse;
+      e.hint = "the file lacks a table or column of wattlab's schema: it is damaged or was not written by wattlab";
+    }
+    return e;
+  }
   return Stmt(stmt, file_);
 }
 

@@ -53,3 +53,28 @@ TEST(CsvReader, MalformedNamesRowLineAndField) {
   EXPECT_NE(err(std::string(kHeader) + "org/a,\"A,H100\n").find("unterminated quoted field"), std::string::npos);
   EXPECT_NE(err("").find("empty CSV"), std::string::npos);
 }
+
+// Found by fuzz/fuzz_leaderboard_csv.cpp: a cell that is not UTF-8 became a record whose JSON
+// (--format json) threw nlohmann's type_error; the reader now refuses such a file as bad input.
+TEST(CsvReader, TextThatIsNotUtf8IsBadInput) {
+  const std::string row = "org/a,A,H100,1,64,63,500,0.2,100,600,3000,20,,t\n";
+  auto err = [](const std::string& text) -> std::string {
+    try {
+      parse_csv(text, "u.csv");
+    } catch (const wattlab::UsageError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string header(kHeader);
+  EXPECT_EQ(err(header + "org/\xff," + row.substr(6)), "u.csv: line 2: not UTF-8 text (byte 0xFF at offset " +
+                                                         std::to_string(header.size() + 4) + ")");
+  EXPECT_NE(err(header + "org/\xc0\xaf," + row.substr(6)).find("line 2: not UTF-8 text (byte 0xC0"), std::string::npos);
+  EXPECT_NE(err(header + "org/\xed\xa0\x80," + row.substr(6)).find("byte 0xED"), std::string::npos);  // a surrogate
+  EXPECT_NE(err(header + row + "org/\xe2\x82").find("line 3: not UTF-8 text (byte 0xE2"), std::string::npos);  // cut short
+  // Well-formed UTF-8 of every length is read as it is.
+  const Dataset d = parse_csv(header + "org/\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x8b," + row.substr(6), "u.csv");
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].model_id, "org/\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x8b");
+  EXPECT_NE(record_to_json(d.rows[0]).find("org/\xc3\xa9"), std::string::npos);
+}

@@ -63,6 +63,20 @@ TEST(JsonReader, MalformedNamesFileRowAndField) {
   EXPECT_THROW(read_leaderboard_json(tmp.path() + "/none.json"), wattlab::UsageError);
 }
 
+// Found by fuzz/fuzz_leaderboard_json.cpp: a number beyond double's range is nlohmann's
+// out_of_range, not a parse_error; it escaped as an internal error instead of bad input (exit 2).
+TEST(JsonReader, NumberBeyondDoubleIsBadInput) {
+  for (const std::string text : {"1e644", "{\"configurations\":[{\"num_gpus\":-1e400}]}"}) {
+    try {
+      parse_leaderboard_json(text, "huge.json");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const wattlab::UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("huge.json: not valid JSON: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("number overflow"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(JsonReader, MeasuredExtrasAreRead) {
   const Dataset d = parse_leaderboard_json(
       "{\"configurations\":[" + llm_row_json(R"(,"sm_activity":0.4,"cpu_energy_per_unit_joules":0.05,"power_limit_watts":650)") + "]}",

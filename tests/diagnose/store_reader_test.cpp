@@ -1,11 +1,14 @@
 // The store reader: runs built with the Store API become configuration records; windows that
 // lack what a record needs are reported per run. End-to-end: `wattlab diagnose` on the store.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "cli/shell.h"
@@ -272,6 +275,39 @@ TEST(StoreReader, MissingOrForeignFilesAreBadInput) {
   { std::FILE* f = std::fopen(p.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
   EXPECT_THROW(read_any(p.string()), wattlab::UsageError);
   std::filesystem::remove(p);
+}
+
+// Found by fuzz/fuzz_store.cpp: a store whose runs table is damaged threw an internal error
+// (exit 1); a damaged file is bad input, named, exit 2. The damage: the first page of the runs
+// table gets an invalid page type, so the schema reads fine and the first read of runs fails.
+TEST_F(StoreReaderTest, DamagedRunsTableIsBadInput) {
+  int64_t root_page = 0, page_size = 0;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    for (auto [sql, out] : {std::pair<const char*, int64_t*>{"SELECT rootpage FROM sqlite_schema WHERE name = 'runs'", &root_page},
+                            {"PRAGMA page_size", &page_size}}) {
+      sqlite3_stmt* q = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &q, nullptr), SQLITE_OK);
+      ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+      *out = sqlite3_column_int64(q, 0);
+      sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+  }
+  ASSERT_GT(root_page, 1);
+  {
+    std::fstream f(db_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((root_page - 1) * page_size);
+    f.put('\xff');  // a b-tree page starts with its type: 2, 5, 10 or 13
+  }
+  try {
+    read_store(db_.string());
+    ADD_FAILURE() << "no error for a damaged store";
+  } catch (const wattlab::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(db_.string() + ": ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StoreReader, DispatchByExtension) {

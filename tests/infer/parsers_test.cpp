@@ -86,6 +86,19 @@ TEST(Prometheus, SumsLabelSetsAndSkipsOthers) {
   EXPECT_DOUBLE_EQ(*m.running, 4.5);
 }
 
+// Each sample is finite, but their sum need not be: such a metric is left out, never infinite
+// (fuzz/fuzz_prometheus_scrape.cpp checks that every value is finite; the input is in its corpus
+// as crash-sum-past-double-range).
+TEST(Prometheus, SumPastDoubleRangeIsLeftOut) {
+  const auto v = parse_prometheus_text(
+      "vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n"
+      "vllm:num_requests_waiting -1e308\nvllm:num_requests_waiting 1e308\n",
+      vllm_metric_names());
+  EXPECT_EQ(v.count("vllm:num_requests_running"), 0u);
+  EXPECT_DOUBLE_EQ(v.at("vllm:num_requests_waiting"), 0.0);
+  EXPECT_FALSE(sample_from(v, 0).running.has_value());
+}
+
 TEST(Arrivals, AllAtOnceOrSeededPoisson) {
   for (auto t : arrival_offsets_ns(5, 0, 1)) EXPECT_EQ(t, 0);
   const auto a = arrival_offsets_ns(20000, 50.0, 7), b = arrival_offsets_ns(20000, 50.0, 7);

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "wattlab/core/error.h"
 #include "wattlab/lab/recipe.h"
 
 using namespace wattlab::lab;
@@ -58,6 +63,22 @@ TEST(Recipe, RejectsWithColumnAndCaret) {
             "bad recipe at column 1: a recipe starts with a source (normal, uniform or constant), got 'zero'\n"
             "  zero(fraction=0.5)\n"
             "  ^");
+}
+
+// Found by fuzz/fuzz_recipe.cpp: a parameter whose value is missing at the very end of the text
+// (after a blank the parser skips) read one byte past the text. The text sits in a buffer of
+// exactly its size, so the asan preset sees any such read.
+TEST(Recipe, MissingValueAtTheEndReadsNothingPastTheText) {
+  for (const std::string text : {"distinct(n=\f", "normal(mean=", "normal | xor_bits(mask= "}) {
+    auto buf = std::make_unique<char[]>(text.size());
+    std::memcpy(buf.get(), text.data(), text.size());
+    auto r = parse_recipe(std::string_view(buf.get(), text.size()));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().kind, wattlab::ErrorKind::invalid_argument);
+    EXPECT_NE(r.error().what.find("bad recipe at column " + std::to_string(text.size() + 1) + ": expected "),
+              std::string::npos)
+        << r.error().what;
+  }
 }
 
 TEST(Recipe, RejectsBadValuesAndOrder) {

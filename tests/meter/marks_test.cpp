@@ -176,6 +176,29 @@ TEST(MarksCollector, MalformedLinesAreCountedNeverFatal) {
   EXPECT_NE(tags.at("marks.malformed_first").find("line 1"), std::string::npos);
 }
 
+// Each count is finite, but their sum need not be: a line that would make a window's count
+// infinite is rejected and the window keeps its sum (fuzz/fuzz_marks.cpp checks that every
+// count is finite; the input is in its corpus as crash-count-sum-past-double-range).
+TEST(MarksCollector, CountsThatWouldAddUpPastDoubleRangeAreRejected) {
+  MarkCollector c(kStart);
+  c.feed(line("open", R"(,"name":"a","counts":{"tokens":1.5e308})"), 2'000'000'000);
+  c.feed(line("open", R"(,"name":"b")"), 2'000'000'000);
+  c.feed(line("count", R"(,"name":"a","counts":{"tokens":1e308})"), 2'000'000'000);
+  c.feed(line("count", R"(,"counts":{"tokens":1e308})"), 2'000'000'000);  // to every open window: none gets it
+  c.feed(line("count", R"(,"counts":{"tokens":2})"), 2'000'000'000);
+  auto b = c.feed(line("close", R"(,"name":"b","counts":{"tokens":1})"), 2'100'000'000);
+  auto a = c.feed(line("close", R"(,"name":"a","counts":{"tokens":1.7e308})"), 2'100'000'000);
+  EXPECT_TRUE(a.empty());  // rejected: a stays open
+  EXPECT_EQ(c.report().malformed, 3u);
+  EXPECT_EQ(c.report().malformed_examples[0],
+            "line 3: count 'tokens' of window 'a' would add up past 1.5e+308");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_DOUBLE_EQ(b[0].counts.at("tokens"), 3);
+  a = c.finish(3'000'000'000);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_DOUBLE_EQ(a[0].counts.at("tokens"), 1.5e308 + 2);
+}
+
 TEST(MarksCollector, WindowsLeftOpenAreClosedAtExitAndFlagged) {
   MarkCollector c(kStart);
   c.feed(line("tag", R"(,"tags":{"model":"m"})"), 1'500'000'000);

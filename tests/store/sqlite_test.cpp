@@ -63,6 +63,24 @@ TEST(SqliteDb, BadSqlIsAnErrorNamingTheStatement) {
   EXPECT_FALSE(db->exec("CREATE TABL x").ok());
 }
 
+// Found by fuzz/fuzz_store.cpp: a file whose runs table lacked a column made loading fail as an
+// internal error. A missing table or column is the file's fault (parse); bad SQL stays internal.
+TEST(SqliteDb, MissingTableOrColumnIsAParseError) {
+  test::TempDir dir;
+  auto db = Db::open(dir.file("a.db").string(), kRw);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(db->exec("CREATE TABLE t (x INTEGER)").ok());
+  for (const char* sql : {"SELECT nope FROM t", "SELECT x FROM nowhere"}) {
+    auto q = db->prepare(sql);
+    ASSERT_FALSE(q.ok()) << sql;
+    EXPECT_EQ(q.error().kind, ErrorKind::parse) << sql;
+    EXPECT_NE(q.error().hint.find("damaged or was not written by wattlab"), std::string::npos);
+  }
+  auto q = db->prepare("SELEC x FROM t");
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().kind, ErrorKind::internal);
+}
+
 TEST(SqliteDb, BindOutOfRangeIsReportedByStep) {
   test::TempDir dir;
   auto db = Db::open(dir.file("a.db").string(), kRw);

@@ -119,6 +119,24 @@ TEST(StoreOpen, NewerSchemaVersionIsASchemaError) {
   }
 }
 
+// Found by fuzz/fuzz_store.cpp (its corpus keeps the input as crash-runs-table-lacks-column): a
+// store whose tables lack a column wattlab reads is bad input (parse), not an internal error.
+TEST(StoreOpen, ATableThatLacksAColumnIsAParseErrorWhenRead) {
+  test::TempDir dir;
+  auto path = dir.file("damaged.db");
+  { open_run(path); }
+  raw_exec(path, "ALTER TABLE runs DROP COLUMN host");
+  auto store = Store::open(path, OpenMode::read_only);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto runs = store->list_runs();
+  ASSERT_FALSE(runs.ok());
+  EXPECT_EQ(runs.error().kind, ErrorKind::parse);
+  EXPECT_NE(runs.error().what.find("no such column: host"), std::string::npos) << runs.error().what;
+  auto run = store->load_run(1);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().kind, ErrorKind::parse);
+}
+
 TEST(StoreOpen, EmptyFileReadOnlyIsNotAStore) {
   test::TempDir dir;
   auto path = dir.file("empty.db");

@@ -15,6 +15,7 @@ namespace wattlab::infer {
 
 // Sums every sample of each wanted metric over its label sets (one value per name; several engines
 // or models add up). Lines that do not parse are skipped: the text format is the server's business.
+// A metric whose sum is not finite is left out.
 std::map<std::string, double> parse_prometheus_text(std::string_view text, const std::vector<std::string>& names);
 
 struct MetricsSample {

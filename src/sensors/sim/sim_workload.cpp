@@ -64,7 +64,12 @@ int64_t parse_duration_ns(std::string_view text) {
   else throw UsageError("sim workload: duration '" + std::string(text) + "' needs a unit: s, ms, us or ns");
   const double v = parse_number(num, "duration");
   if (v <= 0) throw UsageError("sim workload: duration '" + std::string(text) + "' must be positive");
-  return static_cast<int64_t>(std::llround(v * scale));
+  // Bounded so that every time the simulated GPU computes stays far inside int64 ns.
+  if (v * scale > static_cast<double>(kMaxDurationNs))
+    throw UsageError("sim workload: duration '" + std::string(text) + "' is longer than 10^7 s");
+  const int64_t ns = std::llround(v * scale);
+  if (ns < 1) throw UsageError("sim workload: duration '" + std::string(text) + "' is shorter than 1 ns");
+  return ns;
 }
 
 const char* Workload::default_script() {
@@ -131,6 +136,7 @@ Workload Workload::parse(std::string_view script, double idle_w, double board_ma
     } else {
       throw UsageError(where + ": unknown segment '" + wd[0] + "'; use idle, step, periodic, gemm, cap or loop");
     }
+    if (s.dur_ns > kMaxScriptNs - t) throw UsageError(where + ": the script lasts longer than 10^8 s");
     s.start_ns = t;
     t += s.dur_ns;
     w.segs_.push_back(s);

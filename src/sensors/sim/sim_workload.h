@@ -63,7 +63,11 @@ class Workload {
   Segment tail_;  // after a non-looping script ends: idle
 };
 
-// "450W" -> 450; "2s", "80ms", "500us" -> ns. Throw UsageError naming the text.
+// The longest duration a script may name, and the longest a script's cycle may last.
+inline constexpr int64_t kMaxDurationNs = 10'000'000'000'000'000;   // 10^7 s
+inline constexpr int64_t kMaxScriptNs = 100'000'000'000'000'000;    // 10^8 s
+
+// "450W" -> 450; "2s", "80ms", "500us" -> ns (1 ns .. kMaxDurationNs). Throw UsageError naming the text.
 double parse_power_w(std::string_view text);
 int64_t parse_duration_ns(std::string_view text);
 

@@ -58,4 +58,21 @@ TEST(Faults, RejectsBadScripts) {
   EXPECT_NO_THROW(Faults::parse(""));
 }
 
+// The fuzzer (fuzz/fuzz_sim_faults.cpp) holds fault errors to name the fault: a bad time said
+// "sim workload: ..." before.
+TEST(Faults, BadTimesNameTheFault) {
+  auto msg = [](const char* s) {
+    try {
+      Faults::parse(s);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg("gpu-lost 0s"), "sim faults 'gpu-lost 0s': duration '0s' must be positive");
+  EXPECT_EQ(msg("idle 1s; counter-reset 1e30s"), "sim faults 'idle 1s': use 'read-error [KIND] FROM-TO', 'counter-reset AT' or 'gpu-lost AT'");
+  EXPECT_EQ(msg("counter-reset 1e30s"), "sim faults 'counter-reset 1e30s': duration '1e30s' is longer than 10^7 s");
+  EXPECT_EQ(msg("read-error 1s-2"), "sim faults 'read-error 1s-2': duration '2' needs a unit: s, ms, us or ns");
+}
+
 }  // namespace wattlab::sim

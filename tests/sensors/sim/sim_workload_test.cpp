@@ -66,4 +66,32 @@ TEST(Workload, BadScriptsNameTheBadPart) {
   EXPECT_NE(msg("idle -1s").find("must be positive"), std::string::npos);
 }
 
+// Found by fuzz/fuzz_sim_workload.cpp: a duration past int64 ns gave a workload of negative length,
+// one that rounds to 0 ns gave a cycle of 0 ns (a division by zero in energy_j of a looping script),
+// and many long segments overflowed the cycle.
+TEST(Workload, DurationsAndTheCycleAreBounded) {
+  auto msg = [](const std::string& s) {
+    try {
+      Workload::parse(s);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg("idle\r557777777777777777777777777777777777777777777777777777777777777777777777777777777777777s"),
+            "sim workload: duration '557777777777777777777777777777777777777777777777777777777777777777777777777777777777777s' "
+            "is longer than 10^7 s");
+  EXPECT_EQ(msg("idle 0.4ns; loop"), "sim workload: duration '0.4ns' is shorter than 1 ns");
+  EXPECT_EQ(msg("periodic 600W 100W period=0.1ns duty=0.5 2s"), "sim workload: duration '0.1ns' is shorter than 1 ns");
+  std::string eleven;
+  for (int i = 0; i < 11; ++i) eleven += "idle 10000000s;";
+  EXPECT_NE(msg(eleven).find("segment 11 'idle 10000000s': the script lasts longer than 10^8 s"), std::string::npos)
+      << msg(eleven);
+  // The bounds themselves are fine, and the energy over them is exact.
+  const auto w = Workload::parse("step 100W 10000000s; idle 0.5ns; loop");
+  EXPECT_EQ(w.cycle_ns(), kMaxDurationNs + 1);
+  EXPECT_DOUBLE_EQ(w.energy_j(kMaxDurationNs), 100.0 * 1e7);
+  EXPECT_DOUBLE_EQ(w.energy_j(2 * (kMaxDurationNs + 1)), 2 * (100.0 * 1e7 + 75.0 * 1e-9));
+}
+
 }  // namespace wattlab::sim
