@@ -22,8 +22,12 @@ int64_t parse_time_ns(const std::string& text, const std::string& where) {
     return 0;
   try {
     return parse_duration_ns(text);
-  } catch (const UsageError&) {
-    throw UsageError(where + ": '" + text + "' is not a time: a number >= 0 with a unit (s, ms, us or ns), e.g. 2s");
+  } catch (const UsageError& e) {
+    // The duration parser's reason, named for this fault rather than for the workload it also reads.
+    std::string why = e.what();
+    if (const std::string prefix = "sim workload: "; why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+    throw UsageError(where + ": '" + text + "' is not a time (" + why +
+                     "): a number >= 0 with a unit (s, ms, us or ns), e.g. 2s");
   }
 }
 

@@ -69,10 +69,16 @@ TEST(Faults, BadTimesNameTheFault) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(msg("gpu-lost 0s"), "sim faults 'gpu-lost 0s': duration '0s' must be positive");
-  EXPECT_EQ(msg("idle 1s; counter-reset 1e30s"), "sim faults 'idle 1s': use 'read-error [KIND] FROM-TO', 'counter-reset AT' or 'gpu-lost AT'");
-  EXPECT_EQ(msg("counter-reset 1e30s"), "sim faults 'counter-reset 1e30s': duration '1e30s' is longer than 10^7 s");
-  EXPECT_EQ(msg("read-error 1s-2"), "sim faults 'read-error 1s-2': duration '2' needs a unit: s, ms, us or ns");
+  EXPECT_EQ(msg("gpu-lost 0s"), "no error");  // zero is the moment the device opens
+  EXPECT_EQ(msg("idle 1s; counter-reset 1e30s"),
+            "sim faults 'idle 1s': use 'read-error [KIND] FROM-TO', 'counter-reset AT', 'gpu-lost AT|FROM-TO', "
+            "'stuck [KIND] FROM-TO', 'garbage [KIND] FROM-TO', 'slow-read [KIND] FROM-TO DUR' or 'unsupported KIND AT'");
+  EXPECT_EQ(msg("counter-reset 1e30s"),
+            "sim faults 'counter-reset 1e30s': '1e30s' is not a time (duration '1e30s' is longer than 10^7 s): "
+            "a number >= 0 with a unit (s, ms, us or ns), e.g. 2s");
+  EXPECT_EQ(msg("read-error 1s-2"),
+            "sim faults 'read-error 1s-2': '2' is not a time (duration '2' needs a unit: s, ms, us or ns): "
+            "a number >= 0 with a unit (s, ms, us or ns), e.g. 2s");
 }
 
 }  // namespace wattlab::sim
