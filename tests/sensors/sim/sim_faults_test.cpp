@@ -58,8 +58,8 @@ TEST(Faults, RejectsBadScripts) {
   EXPECT_NO_THROW(Faults::parse(""));
 }
 
-// The fuzzer (fuzz/fuzz_sim_faults.cpp) holds fault errors to name the fault: a bad time said
-// "sim workload: ..." before.
+// A bad time's error names the fault and the duration parser's reason, never the workload parser
+// (fuzz/fuzz_sim_faults.cpp holds every fault error to name the fault).
 TEST(Faults, BadTimesNameTheFault) {
   auto msg = [](const char* s) {
     try {
