@@ -26,6 +26,14 @@ Result<NonfiniteCount> count_nonfinite_inputs(const Recipe& recipe, const Operan
   bool elementwise = true;
   for (std::size_t s = first_bit; s < st.size(); ++s) elementwise = elementwise && is_bit_stage(st[s].kind);
   const int w = bits(shape.dtype);
+  // Counts element i's code when it is not finite; true when the count stops there.
+  auto stops_at = [&](uint32_t x, int64_t i) {
+    if (finite_code(x, shape.dtype)) return false;
+    ++c.nonfinite;
+    if (!stop_at_first) return false;
+    c.elements = i + 1;
+    return true;
+  };
   if (elementwise) {
     // The same steps as generate_cpu, one element at a time.
     const uint32_t op = shape.which == Operand::A ? 0u : 1u;
@@ -33,13 +41,7 @@ Result<NonfiniteCount> count_nonfinite_inputs(const Recipe& recipe, const Operan
       uint32_t x = convert::encode(detail::initial_value(st[0], distinct, seed, op, static_cast<uint64_t>(i)), shape.dtype);
       for (std::size_t b = first_bit; b < st.size(); ++b)
         x = detail::apply_bits(st[b], x, w, seed, op, static_cast<uint32_t>(b), static_cast<uint64_t>(i));
-      if (!finite_code(x, shape.dtype)) {
-        ++c.nonfinite;
-        if (stop_at_first) {
-          c.elements = i + 1;
-          return c;
-        }
-      }
+      if (stops_at(x, i)) return c;
     }
     return c;
   }
@@ -49,13 +51,7 @@ Result<NonfiniteCount> count_nonfinite_inputs(const Recipe& recipe, const Operan
     uint32_t x = 0;
     for (std::size_t q = 0; q < bytes; ++q)
       x |= static_cast<uint32_t>(data[static_cast<std::size_t>(i) * bytes + q]) << (8 * q);
-    if (!finite_code(x, shape.dtype)) {
-      ++c.nonfinite;
-      if (stop_at_first) {
-        c.elements = i + 1;
-        return c;
-      }
-    }
+    if (stops_at(x, i)) return c;
   }
   return c;
 }
