@@ -2,8 +2,11 @@
 set(WATTLAB_TEST_DATA_DIR "${PROJECT_SOURCE_DIR}/tests/data")
 # One function configures every library target the same way (include dirs, C++20, warnings).
 function(wattlab_setup_target target)
+  # include/ holds the public API (wattlab.h's closure, installed); src/ holds the internal headers next
+  # to their sources, included as "<layer>/<name>.h" inside the build tree only.
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>
     $<INSTALL_INTERFACE:include>)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_features(${target} PUBLIC cxx_std_20)

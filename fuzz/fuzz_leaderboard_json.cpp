@@ -7,7 +7,7 @@
 
 #include "fuzz_check.h"
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/readers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using wattlab::fuzz::check;

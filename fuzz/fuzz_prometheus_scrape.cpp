@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "wattlab/infer/metrics_scrape.h"
+#include "infer/metrics_scrape.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using wattlab::fuzz::check;

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "wattlab/lab/dtype.h"
-#include "wattlab/lab/recipe.h"
+#include "lab/dtype.h"
+#include "lab/recipe.h"
 
 namespace {
 

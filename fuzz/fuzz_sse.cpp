@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "wattlab/infer/sse_stream.h"
+#include "infer/sse_stream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using wattlab::fuzz::check;

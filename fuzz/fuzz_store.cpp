@@ -16,7 +16,7 @@
 
 #include "fuzz_check.h"
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/readers.h"
 #include "wattlab/store/store.h"
 
 namespace {

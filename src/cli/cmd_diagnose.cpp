@@ -1,7 +1,7 @@
 // wattlab diagnose: the "Where Do the Joules Go?" framework over measured configurations.
 //   summary | min-energy | explain | compare | frontier | pairs | graph   (docs/diagnose.md)
 // This file parses; cmd_diagnose_run.cpp runs each subcommand. Defaults that come from the paper
-// are named in wattlab/diagnose/paper_defaults.h.
+// are named in src/diagnose/paper_defaults.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

@@ -10,12 +10,12 @@
 
 #include "diagnose_options.h"
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/min_energy.h"
-#include "wattlab/diagnose/readers.h"
-#include "wattlab/diagnose/select.h"
-#include "wattlab/report/diagnose_plots.h"
-#include "wattlab/report/diagnose_report.h"
-#include "wattlab/report/plot.h"
+#include "diagnose/min_energy.h"
+#include "diagnose/readers.h"
+#include "diagnose/select.h"
+#include "report/diagnose_plots.h"
+#include "report/diagnose_report.h"
+#include "report/plot.h"
 
 namespace wattlab::cli {
 namespace {

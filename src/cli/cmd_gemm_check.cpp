@@ -9,8 +9,8 @@
 #include "gemm_commands.h"
 #include "gemm_executor.h"
 #include "gemm_options.h"
-#include "wattlab/lab/accuracy_check.h"
-#include "wattlab/report/gemm_text.h"
+#include "lab/accuracy_check.h"
+#include "report/gemm_text.h"
 
 namespace wattlab::cli {
 namespace {

@@ -11,8 +11,8 @@
 #include "gemm_options.h"
 #include "gemm_recording.h"
 #include "stop_signal.h"
-#include "wattlab/report/gemm_text.h"
-#include "wattlab/report/run_report.h"
+#include "report/gemm_text.h"
+#include "report/run_report.h"
 
 namespace wattlab::cli {
 namespace {

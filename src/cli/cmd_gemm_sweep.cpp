@@ -12,9 +12,9 @@
 #include "gemm_options.h"
 #include "gemm_recording.h"
 #include "stop_signal.h"
-#include "wattlab/lab/sweep_stop.h"
-#include "wattlab/report/gemm_points_csv.h"
-#include "wattlab/report/gemm_text.h"
+#include "lab/sweep_stop.h"
+#include "report/gemm_points_csv.h"
+#include "report/gemm_text.h"
 
 namespace wattlab::cli {
 namespace {

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "cli.h"
-#include "wattlab/meter/holdout.h"
-#include "wattlab/store/run_readings.h"
+#include "meter/holdout.h"
+#include "store/run_readings.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::cli {

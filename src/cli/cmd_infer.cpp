@@ -13,11 +13,11 @@
 #include "infer_workload.h"
 #include "stop_signal.h"
 #include "wattlab/core/error.h"
-#include "wattlab/infer/series.h"
+#include "infer/series.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/sensors_text.h"
-#include "wattlab/report/serve_bench_text.h"
-#include "wattlab/store/serve_bench_record.h"
+#include "report/sensors_text.h"
+#include "report/serve_bench_text.h"
+#include "store/serve_bench_record.h"
 
 namespace wattlab::cli {
 namespace {

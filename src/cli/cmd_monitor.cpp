@@ -13,12 +13,12 @@
 #include "device_options.h"
 #include "format_option.h"
 #include "stop_signal.h"
-#include "wattlab/export/live.h"
-#include "wattlab/export/monitor.h"
+#include "export/live.h"
+#include "export/monitor.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/monitor_json.h"
-#include "wattlab/report/monitor_text.h"
-#include "wattlab/report/sensors_text.h"
+#include "report/monitor_json.h"
+#include "report/monitor_text.h"
+#include "report/sensors_text.h"
 
 namespace wattlab::cli {
 namespace {

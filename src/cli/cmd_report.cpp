@@ -13,13 +13,13 @@
 
 #include "cli.h"
 #include "format_option.h"
-#include "wattlab/record/provisional_run.h"
-#include "wattlab/report/gemm_analysis.h"
-#include "wattlab/report/gemm_plot_files.h"
-#include "wattlab/report/gemm_points_csv.h"
-#include "wattlab/report/gemm_tables.h"
-#include "wattlab/report/html_report.h"
-#include "wattlab/report/run_report.h"
+#include "record/provisional_run.h"
+#include "report/gemm_analysis.h"
+#include "report/gemm_plot_files.h"
+#include "report/gemm_points_csv.h"
+#include "report/gemm_tables.h"
+#include "report/html_report.h"
+#include "report/run_report.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::cli {

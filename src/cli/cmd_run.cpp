@@ -17,12 +17,12 @@
 #include "cli.h"
 #include "device_options.h"
 #include "run_processes.h"
-#include "wattlab/record/marks_recorder.h"
+#include "record/marks_recorder.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/process_text.h"
-#include "wattlab/report/run_json.h"
-#include "wattlab/report/run_report.h"
-#include "wattlab/report/sensors_text.h"
+#include "report/process_text.h"
+#include "report/run_json.h"
+#include "report/run_report.h"
+#include "report/sensors_text.h"
 
 extern char** environ;
 

@@ -9,13 +9,13 @@
 #include "cli.h"
 #include "device_options.h"
 #include "stop_signal.h"
-#include "wattlab/core/units.h"
-#include "wattlab/lab/gpu_load.h"
+#include "core/units.h"
+#include "lab/gpu_load.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/characterize.h"
-#include "wattlab/report/sensors_text.h"
-#include "wattlab/sensors/characterize.h"
-#include "wattlab/store/characterize_record.h"
+#include "report/characterize.h"
+#include "report/sensors_text.h"
+#include "sensors/characterize.h"
+#include "store/characterize_record.h"
 
 namespace wattlab::cli {
 namespace {

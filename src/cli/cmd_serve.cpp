@@ -14,12 +14,12 @@
 #include "device_options.h"
 #include "serve_processes.h"
 #include "stop_signal.h"
-#include "wattlab/export/live.h"
-#include "wattlab/export/metrics_server.h"
-#include "wattlab/export/prometheus.h"
-#include "wattlab/record/host.h"
+#include "export/live.h"
+#include "export/metrics_server.h"
+#include "export/prometheus.h"
+#include "record/host.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/report/sensors_text.h"
+#include "report/sensors_text.h"
 
 namespace wattlab::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "format_option.h"
-#include "wattlab/diagnose/paper_defaults.h"
+#include "diagnose/paper_defaults.h"
 
 namespace wattlab::cli {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/report/format.h"
+#include "report/format.h"
 
 namespace CLI {
 class App;

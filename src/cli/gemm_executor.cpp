@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "wattlab/lab/cuda_executor.h"
-#include "wattlab/lab/sim_executor.h"
+#include "lab/cuda_executor.h"
+#include "lab/sim_executor.h"
 
 namespace wattlab::cli {
 

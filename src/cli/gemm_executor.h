@@ -9,8 +9,8 @@
 
 #include "gemm_options.h"
 #include "wattlab/core/error.h"
-#include "wattlab/lab/executor.h"
-#include "wattlab/lab/protocol.h"
+#include "lab/executor.h"
+#include "lab/protocol.h"
 
 namespace wattlab::cli {
 

@@ -7,7 +7,7 @@
 #include <charconv>
 
 #include "device_options.h"
-#include "wattlab/lab/recipe.h"
+#include "lab/recipe.h"
 
 namespace wattlab::cli {
 namespace {

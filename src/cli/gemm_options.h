@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "wattlab/core/error.h"
-#include "wattlab/lab/engine.h"
-#include "wattlab/lab/plan.h"
-#include "wattlab/lab/protocol.h"
+#include "lab/engine.h"
+#include "lab/plan.h"
+#include "lab/protocol.h"
 
 namespace CLI {
 class App;

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "cli.h"
-#include "wattlab/lab/executor.h"
-#include "wattlab/lab/progress.h"
-#include "wattlab/lab/runner.h"
+#include "lab/executor.h"
+#include "lab/progress.h"
+#include "lab/runner.h"
 #include "wattlab/record/recording.h"
-#include "wattlab/store/gemm_point_record.h"
+#include "store/gemm_point_record.h"
 
 namespace wattlab::cli {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/readers.h"
 
 namespace wattlab::cli {
 namespace {

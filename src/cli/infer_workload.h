@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "wattlab/infer/workload.h"
+#include "infer/workload.h"
 
 namespace CLI {
 class App;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/meter/process_split.h"
+#include "meter/process_split.h"
 #include "wattlab/meter/window.h"
-#include "wattlab/record/process_sampler.h"
+#include "record/process_sampler.h"
 #include "wattlab/record/recording.h"
 
 namespace wattlab::cli {

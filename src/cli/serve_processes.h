@@ -1,6 +1,6 @@
 // `wattlab serve`'s per-process part: a ProcessSampler over the GPUs that list processes, and after
 // each poll the split of the interval before the previous poll (by then the meter's timeline covers
-// it) added to per-process counters (wattlab/export/process_metrics.h). Nothing on devices without
+// it) added to per-process counters (src/export/process_metrics.h). Nothing on devices without
 // processes: no thread, and the exposition is unchanged.
 #pragma once
 #include <memory>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "run_processes.h"
-#include "wattlab/export/process_metrics.h"
+#include "export/process_metrics.h"
 
 namespace wattlab::cli {
 

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/capacity.h"
+#include "diagnose/capacity.h"
 
 #include <cmath>
 

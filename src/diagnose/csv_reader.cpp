@@ -11,7 +11,7 @@
 
 #include "row_parser.h"
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/readers.h"
 
 namespace wattlab::diagnose {
 

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/decompose.h"
+#include "diagnose/decompose.h"
 
 #include <fmt/format.h>
 

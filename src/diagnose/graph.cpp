@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/graph.h"
+#include "diagnose/graph.h"
 
 #include <algorithm>
 #include <deque>

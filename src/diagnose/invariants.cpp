@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "wattlab/diagnose/records.h"
+#include "diagnose/records.h"
 
 namespace wattlab::diagnose {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/min_energy.h"
+#include "diagnose/min_energy.h"
 
 #include <map>
 #include <tuple>

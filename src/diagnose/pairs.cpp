@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/pairs.h"
+#include "diagnose/pairs.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "wattlab/diagnose/min_energy.h"
+#include "diagnose/min_energy.h"
 
 namespace wattlab::diagnose {
 

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/population.h"
+#include "diagnose/population.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 // A ConfigRecord back into a leaderboard row: the same field names and units.
 #include <nlohmann/json.hpp>
 
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/readers.h"
 
 namespace wattlab::diagnose {
 

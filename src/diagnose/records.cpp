@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/records.h"
+#include "diagnose/records.h"
 
 #include <fmt/format.h>
 

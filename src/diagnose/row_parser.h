@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "wattlab/diagnose/records.h"
+#include "diagnose/records.h"
 
 namespace wattlab::diagnose::detail {
 

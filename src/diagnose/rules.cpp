@@ -1,5 +1,5 @@
 // The diagnosis rules of docs/joules-framework.md §8 ("rules as data, over the graph").
-#include "wattlab/diagnose/rules.h"
+#include "diagnose/rules.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
-#include "wattlab/diagnose/frontier.h"
-#include "wattlab/diagnose/min_energy.h"
-#include "wattlab/diagnose/pairs.h"
+#include "diagnose/frontier.h"
+#include "diagnose/min_energy.h"
+#include "diagnose/pairs.h"
 
 namespace wattlab::diagnose {
 namespace {

@@ -11,8 +11,8 @@
 #include <variant>
 
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/readers.h"
-#include "wattlab/store/serve_bench_record.h"
+#include "diagnose/readers.h"
+#include "store/serve_bench_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::diagnose {
@@ -20,7 +20,7 @@ namespace {
 
 // A window's configuration: its labels over the run's tags (a sweep run tags the model once and
 // labels each window with its batch). The steady-window fields (batch, ITLs, tokens, ...) are
-// read through their codec (wattlab/store/serve_bench_record.h); the rest are the tags of
+// read through their codec (src/store/serve_bench_record.h); the rest are the tags of
 // docs/marks.md.
 class Facts {
  public:

@@ -1,11 +1,11 @@
-#include "wattlab/diagnose/summary.h"
+#include "diagnose/summary.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
-#include "wattlab/diagnose/min_energy.h"
+#include "diagnose/min_energy.h"
 
 namespace wattlab::diagnose {
 

@@ -1,7 +1,7 @@
 // NVML's clocks-event reason bits (nvmlClocksEventReason*, formerly ClocksThrottleReason*).
 #include <fmt/format.h>
 
-#include "wattlab/export/live.h"
+#include "export/live.h"
 
 namespace wattlab {
 

@@ -1,4 +1,4 @@
-#include "wattlab/export/live.h"
+#include "export/live.h"
 
 #include <algorithm>
 

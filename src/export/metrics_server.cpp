@@ -1,4 +1,4 @@
-#include "wattlab/export/metrics_server.h"
+#include "export/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "guarded_server.h"
-#include "wattlab/export/prometheus.h"
+#include "export/prometheus.h"
 
 namespace wattlab {
 

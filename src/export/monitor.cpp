@@ -1,6 +1,6 @@
-#include "wattlab/export/monitor.h"
+#include "export/monitor.h"
 
-#include "wattlab/export/live.h"
+#include "export/live.h"
 
 namespace wattlab {
 namespace {

@@ -1,10 +1,10 @@
 // Per-process energy counters and their exposition (process_metrics.h).
-#include "wattlab/export/process_metrics.h"
+#include "export/process_metrics.h"
 
 #include <fmt/format.h>
 
-#include "wattlab/export/live.h"
-#include "wattlab/export/prometheus.h"
+#include "export/live.h"
+#include "export/prometheus.h"
 
 namespace wattlab {
 namespace {

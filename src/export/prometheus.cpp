@@ -1,11 +1,11 @@
-#include "wattlab/export/prometheus.h"
+#include "export/prometheus.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <string_view>
 
-#include "wattlab/export/live.h"
+#include "export/live.h"
 
 namespace wattlab {
 namespace {

@@ -1,6 +1,6 @@
 #include "run_json.h"
 
-#include "wattlab/infer/bench_result.h"
+#include "infer/bench_result.h"
 
 namespace wattlab::infer {
 

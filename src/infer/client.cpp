@@ -1,4 +1,4 @@
-#include "wattlab/infer/client.h"
+#include "infer/client.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "wattlab/core/error.h"
-#include "wattlab/infer/sse_stream.h"
+#include "infer/sse_stream.h"
 
 namespace wattlab::infer {
 

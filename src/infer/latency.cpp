@@ -1,4 +1,4 @@
-#include "wattlab/infer/latency.h"
+#include "infer/latency.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "wattlab/infer/metrics_scrape.h"
+#include "infer/metrics_scrape.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "wattlab/infer/client.h"
+#include "infer/client.h"
 
 namespace wattlab::infer {
 

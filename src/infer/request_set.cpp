@@ -1,4 +1,4 @@
-#include "wattlab/infer/request_set.h"
+#include "infer/request_set.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "wattlab/infer/bench_result.h"
+#include "infer/bench_result.h"
 
 namespace wattlab::infer {
 

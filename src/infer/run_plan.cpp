@@ -1,4 +1,4 @@
-#include "wattlab/infer/run_plan.h"
+#include "infer/run_plan.h"
 
 #include <algorithm>
 #include <cmath>

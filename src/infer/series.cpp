@@ -1,4 +1,4 @@
-#include "wattlab/infer/series.h"
+#include "infer/series.h"
 
 #include <fmt/format.h>
 

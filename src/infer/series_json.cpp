@@ -1,7 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_json.h"
-#include "wattlab/infer/series.h"
+#include "infer/series.h"
 
 namespace wattlab::infer {
 namespace {

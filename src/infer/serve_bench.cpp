@@ -1,4 +1,4 @@
-#include "wattlab/infer/serve_bench.h"
+#include "infer/serve_bench.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <memory>
 #include <regex>
 
-#include "wattlab/infer/metrics_scrape.h"
-#include "wattlab/store/serve_bench_record.h"
+#include "infer/metrics_scrape.h"
+#include "store/serve_bench_record.h"
 
 namespace wattlab::infer {
 namespace {

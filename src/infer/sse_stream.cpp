@@ -1,4 +1,4 @@
-#include "wattlab/infer/sse_stream.h"
+#include "infer/sse_stream.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "wattlab/infer/steady_state.h"
+#include "infer/steady_state.h"
 
 #include <fmt/format.h>
 

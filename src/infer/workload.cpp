@@ -1,4 +1,4 @@
-#include "wattlab/infer/workload.h"
+#include "infer/workload.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "wattlab/lab/accuracy_check.h"
+#include "lab/accuracy_check.h"
 
 #include <cmath>
 

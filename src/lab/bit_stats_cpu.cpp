@@ -5,7 +5,7 @@
 
 #include "elementwise.h"
 #include "wattlab/core/error.h"
-#include "wattlab/lab/bit_stats.h"
+#include "lab/bit_stats.h"
 
 namespace wattlab::lab {
 namespace {

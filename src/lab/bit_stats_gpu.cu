@@ -5,7 +5,7 @@
 #include "cuda_check.h"
 #include "elementwise.h"
 #include "radix_gpu.h"
-#include "wattlab/lab/bit_stats_gpu.h"
+#include "lab/bit_stats_gpu.h"
 
 namespace wattlab::lab {
 namespace {

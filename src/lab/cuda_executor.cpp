@@ -1,7 +1,7 @@
 // The cuBLASLt executor (docs/gemm-lab.md, "cuBLASLt executor"): inputs generated on the GPU,
 // a spot check against the float64 reference, a CUDA graph of back-to-back matmuls sized to
 // ~75 ms per replay, and a meter on the NVML backend measuring the same GPU.
-#include "wattlab/lab/cuda_executor.h"
+#include "lab/cuda_executor.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -16,10 +16,10 @@
 #include "cuda_check.h"
 #include "cuda_kernels.h"
 #include "wattlab/core/clock.h"
-#include "wattlab/lab/bit_stats_gpu.h"
-#include "wattlab/lab/generate_gpu.h"
-#include "wattlab/lab/recipe.h"
-#include "wattlab/lab/reference.h"
+#include "lab/bit_stats_gpu.h"
+#include "lab/generate_gpu.h"
+#include "lab/recipe.h"
+#include "lab/reference.h"
 
 namespace wattlab::lab {
 namespace {

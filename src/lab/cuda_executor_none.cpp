@@ -1,5 +1,5 @@
 // A build without CUDA has no GPU executor: say so plainly (the SIMULATED one is --device sim).
-#include "wattlab/lab/cuda_executor.h"
+#include "lab/cuda_executor.h"
 
 namespace wattlab::lab {
 

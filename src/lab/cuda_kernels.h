@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "wattlab/core/error.h"
-#include "wattlab/lab/number_format.h"
+#include "lab/number_format.h"
 
 namespace wattlab::lab::detail {
 

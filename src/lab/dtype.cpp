@@ -1,4 +1,4 @@
-#include "wattlab/lab/dtype.h"
+#include "lab/dtype.h"
 
 #include <algorithm>
 #include <cctype>

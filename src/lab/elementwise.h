@@ -4,9 +4,9 @@
 #pragma once
 #include <cstdint>
 
-#include "wattlab/lab/convert.h"
-#include "wattlab/lab/recipe.h"
-#include "wattlab/lab/rng.h"
+#include "lab/convert.h"
+#include "lab/recipe.h"
+#include "lab/rng.h"
 
 namespace wattlab::lab::detail {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/lab/cuda_executor.h"
-#include "wattlab/lab/plan.h"
-#include "wattlab/lab/protocol.h"
+#include "lab/cuda_executor.h"
+#include "lab/plan.h"
+#include "lab/protocol.h"
 
 using namespace wattlab;
 using namespace wattlab::lab;

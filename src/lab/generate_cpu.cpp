@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "elementwise.h"
-#include "wattlab/lab/generate.h"
+#include "lab/generate.h"
 
 namespace wattlab::lab {
 namespace {

@@ -6,7 +6,7 @@
 #include "cuda_check.h"
 #include "elementwise.h"
 #include "radix_gpu.h"
-#include "wattlab/lab/generate_gpu.h"
+#include "lab/generate_gpu.h"
 
 namespace wattlab::lab {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "wattlab/lab/gpu_load.h"
+#include "lab/gpu_load.h"
 
 namespace wattlab::lab {
 namespace {

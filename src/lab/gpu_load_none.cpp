@@ -1,5 +1,5 @@
 // Built without CUDA: there is no GPU load, and open() says so.
-#include "wattlab/lab/gpu_load.h"
+#include "lab/gpu_load.h"
 
 namespace wattlab::lab {
 namespace {

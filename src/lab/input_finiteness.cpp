@@ -1,12 +1,12 @@
-#include "wattlab/lab/input_finiteness.h"
+#include "lab/input_finiteness.h"
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "elementwise.h"
-#include "wattlab/lab/convert.h"
-#include "wattlab/lab/generate.h"
+#include "lab/convert.h"
+#include "lab/generate.h"
 
 namespace wattlab::lab {
 namespace {

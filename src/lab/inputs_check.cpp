@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/lab/bit_stats.h"
-#include "wattlab/lab/bit_stats_gpu.h"
-#include "wattlab/lab/generate.h"
-#include "wattlab/lab/generate_gpu.h"
-#include "wattlab/lab/study_recipes.h"
+#include "lab/bit_stats.h"
+#include "lab/bit_stats_gpu.h"
+#include "lab/generate.h"
+#include "lab/generate_gpu.h"
+#include "lab/study_recipes.h"
 
 using namespace wattlab::lab;
 using wattlab::Status;

@@ -1,4 +1,4 @@
-#include "wattlab/lab/number_format.h"
+#include "lab/number_format.h"
 
 #include <algorithm>
 #include <bit>

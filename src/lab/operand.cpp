@@ -1,4 +1,4 @@
-#include "wattlab/lab/operand.h"
+#include "lab/operand.h"
 
 namespace wattlab::lab {
 

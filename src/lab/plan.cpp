@@ -1,6 +1,6 @@
-#include "wattlab/lab/plan.h"
+#include "lab/plan.h"
 
-#include "wattlab/core/splitmix.h"
+#include "core/splitmix.h"
 
 #include <fmt/format.h>
 

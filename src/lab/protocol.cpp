@@ -1,4 +1,4 @@
-#include "wattlab/lab/protocol.h"
+#include "lab/protocol.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The recipe parser, printer and shape check (grammar: docs/gemm-inputs.md).
-#include "wattlab/lab/recipe.h"
+#include "lab/recipe.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "wattlab/lab/reference.h"
+#include "lab/reference.h"
 
 #include <fmt/format.h>
 

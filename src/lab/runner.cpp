@@ -1,11 +1,11 @@
-#include "wattlab/lab/runner.h"
+#include "lab/runner.h"
 
 #include <fmt/format.h>
 
 #include <deque>
 #include <filesystem>
 
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::lab {
 

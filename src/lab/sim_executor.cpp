@@ -1,13 +1,13 @@
-#include "wattlab/lab/sim_executor.h"
+#include "lab/sim_executor.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "wattlab/lab/bit_stats.h"
-#include "wattlab/lab/generate.h"
-#include "wattlab/lab/recipe.h"
+#include "lab/bit_stats.h"
+#include "lab/generate.h"
+#include "lab/recipe.h"
 #include "wattlab/sensors/registry.h"
 
 namespace wattlab::lab {

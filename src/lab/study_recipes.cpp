@@ -1,5 +1,5 @@
 // The study's recipes per dtype (docs/input-dependent-power.md §3, §7 "New-dtype grids").
-#include "wattlab/lab/study_recipes.h"
+#include "lab/study_recipes.h"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "wattlab/lab/plan.h"
-#include "wattlab/lab/study_recipes.h"
+#include "lab/plan.h"
+#include "lab/study_recipes.h"
 
 namespace wattlab::lab {
 

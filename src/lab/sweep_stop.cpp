@@ -1,4 +1,4 @@
-#include "wattlab/lab/sweep_stop.h"
+#include "lab/sweep_stop.h"
 
 #include <algorithm>
 #include <utility>

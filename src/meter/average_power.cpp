@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "power_shape.h"
-#include "wattlab/core/energy_math.h"
+#include "core/energy_math.h"
 
 namespace wattlab {
 namespace {

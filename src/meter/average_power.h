@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "wattlab/core/ring_buffer.h"
+#include "core/ring_buffer.h"
 #include "wattlab/meter/issue_code.h"
 #include "wattlab/sensors/sensor.h"
 

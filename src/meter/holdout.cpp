@@ -1,6 +1,6 @@
 // The hold-out check (holdout.h): windows snapped to counter updates, the updates at their edges
 // hidden, the windows re-estimated from the rest of the readings, errors against U95.
-#include "wattlab/meter/holdout.h"
+#include "meter/holdout.h"
 
 #include <algorithm>
 #include <bit>
@@ -13,7 +13,7 @@
 #include <tuple>
 #include <fmt/format.h>
 
-#include "wattlab/meter/replay.h"
+#include "meter/replay.h"
 
 namespace wattlab {
 namespace {

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "wattlab/meter/marks.h"
+#include "meter/marks.h"
 
 namespace wattlab::marks {
 

@@ -1,5 +1,5 @@
 // Marks protocol: parsing one line, and the collector that turns marks into windows.
-#include "wattlab/meter/marks.h"
+#include "meter/marks.h"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "wattlab/core/energy_math.h"
-#include "wattlab/core/ring_buffer.h"
+#include "core/energy_math.h"
+#include "core/ring_buffer.h"
 
 namespace wattlab {
 

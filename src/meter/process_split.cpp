@@ -1,6 +1,6 @@
 // The SM-time-proportional split of a GPU's energy among its processes (process_split.h; the model
 // and its uncertainty are spelled out in docs/per-process.md).
-#include "wattlab/meter/process_split.h"
+#include "meter/process_split.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // Timelines rebuilt from recorded readings, and windows estimated from them (replay.h): the
 // readings are filed into each domain's timeline as the sampler files them, counter values placed
 // by the same counter tracker the sampler uses.
-#include "wattlab/meter/replay.h"
+#include "meter/replay.h"
 
 #include <algorithm>
 #include <stdexcept>

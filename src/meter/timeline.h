@@ -8,8 +8,8 @@
 
 #include "plausible.h"
 #include "power_shape.h"
-#include "wattlab/core/energy_math.h"
-#include "wattlab/core/ring_buffer.h"
+#include "core/energy_math.h"
+#include "core/ring_buffer.h"
 #include "wattlab/meter/estimator.h"
 #include "wattlab/sensors/sensor.h"
 

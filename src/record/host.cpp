@@ -1,4 +1,4 @@
-#include "wattlab/record/host.h"
+#include "record/host.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "wattlab/record/marks_recorder.h"
+#include "record/marks_recorder.h"
 
 namespace wattlab {
 

@@ -1,6 +1,6 @@
 // The per-process poller (process_sampler.h): polls, labels from /proc, the idle floor, and the
 // split of an interval's energy per process and per group.
-#include "wattlab/record/process_sampler.h"
+#include "record/process_sampler.h"
 
 #include <fmt/format.h>
 

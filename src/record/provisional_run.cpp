@@ -1,4 +1,4 @@
-#include "wattlab/record/provisional_run.h"
+#include "record/provisional_run.h"
 
 #include <algorithm>
 #include <climits>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/meter/replay.h"
-#include "wattlab/store/run_readings.h"
+#include "meter/replay.h"
+#include "store/run_readings.h"
 
 namespace wattlab {
 

@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "cpu_cost.h"
-#include "wattlab/record/host.h"
+#include "record/host.h"
 
 namespace wattlab {
 namespace {

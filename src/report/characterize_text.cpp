@@ -1,10 +1,10 @@
-#include "wattlab/report/characterize.h"
+#include "report/characterize.h"
 
 #include <fmt/format.h>
 
 #include <ostream>
 
-#include "wattlab/report/table.h"
+#include "report/table.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/report/csv_records.h"
+#include "report/csv_records.h"
 
 #include <fmt/format.h>
 

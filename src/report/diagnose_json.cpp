@@ -3,9 +3,9 @@
 // `source: {file, row}`; commands that load data list every invariant violation they found.
 #include <nlohmann/json.hpp>
 
-#include "wattlab/diagnose/capacity.h"
-#include "wattlab/diagnose/readers.h"
-#include "wattlab/report/diagnose_report.h"
+#include "diagnose/capacity.h"
+#include "diagnose/readers.h"
+#include "report/diagnose_report.h"
 
 namespace wattlab::report {
 

@@ -1,4 +1,4 @@
-#include "wattlab/report/diagnose_plots.h"
+#include "report/diagnose_plots.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // baseline task.
 #include <fmt/format.h>
 
-#include "wattlab/report/diagnose_report.h"
+#include "report/diagnose_report.h"
 
 namespace wattlab::report {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "diagnose_text_common.h"
-#include "wattlab/diagnose/capacity.h"
-#include "wattlab/report/diagnose_report.h"
-#include "wattlab/report/table.h"
+#include "diagnose/capacity.h"
+#include "report/diagnose_report.h"
+#include "report/table.h"
 
 namespace wattlab::report {
 

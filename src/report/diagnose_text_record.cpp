@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "diagnose_text_common.h"
-#include "wattlab/report/diagnose_report.h"
-#include "wattlab/report/table.h"
+#include "report/diagnose_report.h"
+#include "report/table.h"
 
 namespace wattlab::report {
 

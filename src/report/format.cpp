@@ -1,4 +1,4 @@
-#include "wattlab/report/format.h"
+#include "report/format.h"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_analysis.h"
+#include "report/gemm_analysis.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "wattlab/report/gemm_nonfinite.h"
+#include "report/gemm_nonfinite.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_delta_ci.h"
+#include "report/gemm_delta_ci.h"
 
 #include <algorithm>
 #include <cmath>

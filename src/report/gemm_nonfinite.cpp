@@ -1,10 +1,10 @@
-#include "wattlab/report/gemm_nonfinite.h"
+#include "report/gemm_nonfinite.h"
 
 #include <fmt/format.h>
 
-#include "wattlab/lab/engine.h"
-#include "wattlab/lab/input_finiteness.h"
-#include "wattlab/lab/recipe.h"
+#include "lab/engine.h"
+#include "lab/input_finiteness.h"
+#include "lab/recipe.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_original.h"
+#include "report/gemm_original.h"
 
 #include <array>
 

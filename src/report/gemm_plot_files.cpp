@@ -1,12 +1,12 @@
-#include "wattlab/report/gemm_plot_files.h"
+#include "report/gemm_plot_files.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <filesystem>
 
-#include "wattlab/report/gemm_plots.h"
-#include "wattlab/report/plot.h"
+#include "report/gemm_plots.h"
+#include "report/plot.h"
 
 namespace wattlab::report {
 

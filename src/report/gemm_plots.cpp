@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_plots.h"
+#include "report/gemm_plots.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "wattlab/core/error.h"
-#include "wattlab/report/gemm_analysis.h"  // decode_gemm_point; param_number: "2^-5" and "0xFF" are numbers too
-#include "wattlab/store/gemm_point_record.h"
+#include "report/gemm_analysis.h"  // decode_gemm_point; param_number: "2^-5" and "0xFF" are numbers too
+#include "store/gemm_point_record.h"
 
 namespace wattlab::report {
 namespace {

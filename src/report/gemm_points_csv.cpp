@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_points_csv.h"
+#include "report/gemm_points_csv.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "wattlab/report/csv_records.h"
-#include "wattlab/store/gemm_point_record.h"
+#include "report/csv_records.h"
+#include "store/gemm_point_record.h"
 
 namespace wattlab::report {
 namespace {

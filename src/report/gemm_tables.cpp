@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_tables.h"
+#include "report/gemm_tables.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "wattlab/report/gemm_original.h"
-#include "wattlab/report/html.h"
-#include "wattlab/report/table.h"
+#include "report/gemm_original.h"
+#include "report/html.h"
+#include "report/table.h"
 
 namespace wattlab::report {
 namespace {

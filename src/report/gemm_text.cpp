@@ -1,4 +1,4 @@
-#include "wattlab/report/gemm_text.h"
+#include "report/gemm_text.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <ostream>
 
-#include "wattlab/lab/progress.h"
+#include "lab/progress.h"
 
 namespace wattlab::report {
 namespace {

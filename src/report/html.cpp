@@ -1,4 +1,4 @@
-#include "wattlab/report/html.h"
+#include "report/html.h"
 
 #include <regex>
 

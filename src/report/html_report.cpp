@@ -1,4 +1,4 @@
-#include "wattlab/report/html_report.h"
+#include "report/html_report.h"
 
 #include <fmt/format.h>
 
@@ -9,15 +9,15 @@
 #include <set>
 #include <sstream>
 
-#include "wattlab/diagnose/frontier.h"
-#include "wattlab/diagnose/population.h"
-#include "wattlab/diagnose/readers.h"
-#include "wattlab/report/diagnose_plots.h"
-#include "wattlab/report/gemm_analysis.h"
-#include "wattlab/report/gemm_plots.h"
-#include "wattlab/report/gemm_tables.h"
-#include "wattlab/report/html.h"
-#include "wattlab/report/run_plots.h"
+#include "diagnose/frontier.h"
+#include "diagnose/population.h"
+#include "diagnose/readers.h"
+#include "report/diagnose_plots.h"
+#include "report/gemm_analysis.h"
+#include "report/gemm_plots.h"
+#include "report/gemm_tables.h"
+#include "report/html.h"
+#include "report/run_plots.h"
 
 namespace wattlab::report {
 namespace fs = std::filesystem;

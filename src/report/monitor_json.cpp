@@ -1,4 +1,4 @@
-#include "wattlab/report/monitor_json.h"
+#include "report/monitor_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "wattlab/report/monitor_text.h"
+#include "report/monitor_text.h"
 
 #include <fmt/format.h>
 

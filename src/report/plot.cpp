@@ -1,4 +1,4 @@
-#include "wattlab/report/plot.h"
+#include "report/plot.h"
 
 #include <fmt/format.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // Text and JSON of the per-process split (process_text.h).
-#include "wattlab/report/process_text.h"
+#include "report/process_text.h"
 
 #include <fmt/format.h>
 

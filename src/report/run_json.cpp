@@ -1,7 +1,7 @@
 // The exported run JSON. Its shape is a promise to users: docs/json-output.md describes each key.
-#include "wattlab/report/run_json.h"
+#include "report/run_json.h"
 
-#include "wattlab/store/column_json.h"
+#include "store/column_json.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/report/run_plots.h"
+#include "report/run_plots.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-#include "wattlab/report/run_report.h"
+#include "report/run_report.h"
 
 #include <ostream>
 #include <string>
 
 #include "wattlab/core/error.h"
-#include "wattlab/report/run_json.h"
-#include "wattlab/report/run_text.h"
+#include "report/run_json.h"
+#include "report/run_text.h"
 
 namespace wattlab::report {
 

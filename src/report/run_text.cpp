@@ -1,4 +1,4 @@
-#include "wattlab/report/run_text.h"
+#include "report/run_text.h"
 
 #include <fmt/format.h>
 

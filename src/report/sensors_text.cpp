@@ -1,4 +1,4 @@
-#include "wattlab/report/sensors_text.h"
+#include "report/sensors_text.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "wattlab/report/serve_bench_text.h"
+#include "report/serve_bench_text.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "wattlab/report/serve_bench_text.h"
+#include "report/serve_bench_text.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "wattlab/report/table.h"
+#include "report/table.h"
 
 #include <algorithm>
 #include <cctype>

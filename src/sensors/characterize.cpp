@@ -1,14 +1,14 @@
 // wattlab sensors --characterize: the measurement itself (characterize.h). Phases run on the
 // caller's thread in this order: idle (every target, before any load), back-to-back polls of every
 // reading, then each target's load with the counter/integrated-power agreement.
-#include "wattlab/sensors/characterize.h"
+#include "sensors/characterize.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "wattlab/core/energy_math.h"
-#include "wattlab/core/units.h"
+#include "core/energy_math.h"
+#include "core/units.h"
 
 namespace wattlab {
 namespace {

@@ -1,6 +1,6 @@
 // Process labels from /proc (proc_info.h): comm, the parent from stat, ids from the cgroup path and
 // SLURM_JOB_ID from environ.
-#include "wattlab/sensors/proc_info.h"
+#include "sensors/proc_info.h"
 
 #include <fstream>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "wattlab/store/characterize_record.h"
+#include "store/characterize_record.h"
 
 #include <fmt/format.h>
 

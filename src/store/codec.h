@@ -1,5 +1,5 @@
 // The structured columns (command, devices, sensor model, issues) read back from their JSON
-// forms; the encoders are public (wattlab/store/column_json.h: the run's JSON renderer uses them).
+// forms; the encoders are public (src/store/column_json.h: the run's JSON renderer uses them).
 #pragma once
 #include <string>
 #include <string_view>
@@ -10,7 +10,7 @@
 #include "wattlab/core/error.h"
 #include "wattlab/meter/estimator.h"
 #include "wattlab/sensors/sensor.h"
-#include "wattlab/store/column_json.h"
+#include "store/column_json.h"
 #include "wattlab/store/run_record.h"
 
 namespace wattlab::store_detail {

@@ -1,4 +1,4 @@
-#include "wattlab/store/gemm_point_record.h"
+#include "store/gemm_point_record.h"
 
 #include <array>
 #include <utility>

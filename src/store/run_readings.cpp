@@ -1,4 +1,4 @@
-#include "wattlab/store/run_readings.h"
+#include "store/run_readings.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "wattlab/store/serve_bench_record.h"
+#include "store/serve_bench_record.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
 // End-to-end: every window `wattlab sensors --characterize` stores decodes with its record codec
-// (wattlab/store/characterize_record.h), on the simulated GPU.
+// (src/store/characterize_record.h), on the simulated GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "cli/shell.h"
-#include "wattlab/store/characterize_record.h"
+#include "store/characterize_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab {

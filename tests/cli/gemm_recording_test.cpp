@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "lab/temp_db.h"
-#include "wattlab/lab/plan.h"
-#include "wattlab/lab/sim_executor.h"
-#include "wattlab/record/host.h"
+#include "lab/plan.h"
+#include "lab/sim_executor.h"
+#include "record/host.h"
 
 namespace wattlab::cli {
 namespace {

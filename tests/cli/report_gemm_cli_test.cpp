@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "cli/shell.h"
-#include "wattlab/lab/runner.h"
-#include "wattlab/lab/sim_executor.h"
+#include "lab/runner.h"
+#include "lab/sim_executor.h"
 
 namespace {
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 # CTest install.consumer_project: installs wattlab's build into a fresh prefix, checks what was
 # installed (the binary, libwattlab.so, the package files, exactly the umbrella's header closure),
-# and that docs/install.md lists those headers, then configures, builds and runs tests/consumer against that prefix as an outside project.
+# that docs/install.md lists those headers and include/ holds no other, then configures, builds and runs tests/consumer against that prefix as an outside project.
 # cmake -DBUILD_DIR=<wattlab build> -DLIBDIR=<its CMAKE_INSTALL_LIBDIR> -DCONSUMER_DIR=<tests/consumer> -DDOC=<docs/install.md> -DWORK_DIR=<scratch>
 #       -DCXX=<C++ compiler> -DCC=<C compiler> -DGENERATOR=<generator> -P install_test.cmake
 # and the build's CXX_FLAGS, C_FLAGS, EXE_LINKER_FLAGS, so that the consumer links a sanitized
@@ -63,6 +63,19 @@ if(NOT documented STREQUAL installed)
   string(REPLACE ";" "\n  " documented_text "${documented}")
   message(FATAL_ERROR "install_test: ${DOC} lists other headers than are installed.\n"
                       "listed:\n  ${documented_text}\ninstalled:\n  ${installed_text}")
+endif()
+
+# The source tree's include/ holds only the public headers: every internal one lives next to its
+# sources under src/<layer>/ (docs/architecture.md).
+get_filename_component(source_docs_dir ${DOC} DIRECTORY)
+get_filename_component(source_dir ${source_docs_dir} DIRECTORY)
+file(GLOB_RECURSE in_tree RELATIVE ${source_dir}/include ${source_dir}/include/*)
+list(SORT in_tree)
+if(NOT in_tree STREQUAL installed)
+  string(REPLACE ";" "\n  " in_tree_text "${in_tree}")
+  message(FATAL_ERROR "install_test: include/ holds other headers than the public ones "
+                      "(internal headers belong next to their sources under src/<layer>/).\n"
+                      "in include/:\n  ${in_tree_text}\ninstalled:\n  ${installed_text}")
 endif()
 
 run_step("configuring the consumer project" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}

@@ -1,4 +1,4 @@
-#include "wattlab/core/energy_math.h"
+#include "core/energy_math.h"
 
 #include <gtest/gtest.h>
 

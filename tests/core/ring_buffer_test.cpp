@@ -1,4 +1,4 @@
-#include "wattlab/core/ring_buffer.h"
+#include "core/ring_buffer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "wattlab/diagnose/decompose.h"
+#include "diagnose/decompose.h"
 
 #include <cmath>
 
 #include "test_data.h"
 #include "wattlab/core/error.h"
-#include "wattlab/diagnose/select.h"
+#include "diagnose/select.h"
 
 using namespace wattlab::diagnose;
 using namespace wattlab::diagnose::testing;

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/frontier.h"
+#include "diagnose/frontier.h"
 
 #include "test_data.h"
 

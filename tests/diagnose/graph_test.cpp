@@ -1,8 +1,8 @@
-#include "wattlab/diagnose/graph.h"
+#include "diagnose/graph.h"
 
 #include <gtest/gtest.h>
 
-#include "wattlab/diagnose/rules.h"
+#include "diagnose/rules.h"
 
 using namespace wattlab::diagnose;
 

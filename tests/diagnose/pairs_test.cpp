@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/pairs.h"
+#include "diagnose/pairs.h"
 
 #include "test_data.h"
 

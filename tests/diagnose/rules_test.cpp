@@ -1,7 +1,7 @@
-#include "wattlab/diagnose/rules.h"
+#include "diagnose/rules.h"
 
 #include "test_data.h"
-#include "wattlab/diagnose/select.h"
+#include "diagnose/select.h"
 
 using namespace wattlab::diagnose;
 using namespace wattlab::diagnose::testing;

@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/select.h"
+#include "diagnose/select.h"
 
 #include "test_data.h"
 #include "wattlab/core/error.h"

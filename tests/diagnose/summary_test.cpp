@@ -1,4 +1,4 @@
-#include "wattlab/diagnose/summary.h"
+#include "diagnose/summary.h"
 
 #include "test_data.h"
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "wattlab/diagnose/population.h"
-#include "wattlab/diagnose/readers.h"
+#include "diagnose/population.h"
+#include "diagnose/readers.h"
 #include <set>
 
 namespace wattlab::diagnose::testing {

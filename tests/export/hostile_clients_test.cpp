@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "raw_client.h"
-#include "wattlab/export/metrics_server.h"
+#include "export/metrics_server.h"
 
 namespace wattlab {
 namespace {

@@ -1,5 +1,5 @@
 // LiveMeter: published energy never goes back; the helpers name GPUs and throttle reasons.
-#include "wattlab/export/live.h"
+#include "export/live.h"
 
 #include <gtest/gtest.h>
 

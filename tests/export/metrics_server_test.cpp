@@ -1,6 +1,6 @@
 // The /metrics server on loopback: answers, bearer token, cache, many concurrent keep-alive clients.
 // Hostile clients (bodies, slow and idle connections): hostile_clients_test.cpp.
-#include "wattlab/export/metrics_server.h"
+#include "export/metrics_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "wattlab/export/prometheus.h"
+#include "export/prometheus.h"
 
 namespace wattlab {
 namespace {

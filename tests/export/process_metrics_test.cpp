@@ -1,6 +1,6 @@
 // Per-process energy counters: exact exposition text, accumulation over intervals, labels kept
 // for a process that ended, and series dropped after the forget time.
-#include "wattlab/export/process_metrics.h"
+#include "export/process_metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "sensors/sim/sim_gpu.h"
-#include "wattlab/export/live.h"
+#include "export/live.h"
 #include "wattlab/meter/meter.h"
 
 namespace wattlab::testing {

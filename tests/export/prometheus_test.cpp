@@ -1,5 +1,5 @@
 // The exposition of a fixed virtual-clock sim run, as exact text; and its conventions.
-#include "wattlab/export/prometheus.h"
+#include "export/prometheus.h"
 
 #include <gtest/gtest.h>
 

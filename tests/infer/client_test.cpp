@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "infer/fake_openai_server.h"
-#include "wattlab/infer/client.h"
-#include "wattlab/infer/metrics_scrape.h"
+#include "infer/client.h"
+#include "infer/metrics_scrape.h"
 
 namespace wattlab::infer {
 namespace {

@@ -4,12 +4,12 @@
 #include <sstream>
 
 #include "wattlab/core/error.h"
-#include "wattlab/infer/bench_result.h"
-#include "wattlab/infer/client.h"
-#include "wattlab/infer/latency.h"
-#include "wattlab/infer/metrics_scrape.h"
-#include "wattlab/infer/request_set.h"
-#include "wattlab/infer/sse_stream.h"
+#include "infer/bench_result.h"
+#include "infer/client.h"
+#include "infer/latency.h"
+#include "infer/metrics_scrape.h"
+#include "infer/request_set.h"
+#include "infer/sse_stream.h"
 
 namespace wattlab::infer {
 namespace {

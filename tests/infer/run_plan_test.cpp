@@ -1,12 +1,12 @@
 // Sizing runs for the 20 s rule and the interval over repeats, on known numbers.
-#include "wattlab/infer/run_plan.h"
+#include "infer/run_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "wattlab/infer/series.h"
+#include "infer/series.h"
 
 namespace wattlab::infer {
 namespace {

@@ -1,6 +1,6 @@
 // A series against the fake server, with windows whose energy is a known 300 W: pilots sized by
 // the rule from what they measured, repeats at one count, labels on the windows, and giving up.
-#include "wattlab/infer/series.h"
+#include "infer/series.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 
 #include "cli/shell.h"
 #include "infer/fake_openai_server.h"
-#include "wattlab/record/host.h"
-#include "wattlab/store/serve_bench_record.h"
+#include "record/host.h"
+#include "store/serve_bench_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::testing {

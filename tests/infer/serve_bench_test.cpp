@@ -1,6 +1,6 @@
 // The serve-bench pieces that need no server: summing a window's energy as the study sums GPUs,
 // and cycling a request set to a run's count.
-#include "wattlab/infer/serve_bench.h"
+#include "infer/serve_bench.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The steady-state accounting on hand-built timelines with known answers.
-#include "wattlab/infer/steady_state.h"
+#include "infer/steady_state.h"
 
 #include <gtest/gtest.h>
 

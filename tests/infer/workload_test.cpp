@@ -1,6 +1,6 @@
 // Synthetic workloads: lengths reproducible from a seed, with the asked mean (a statistical check
 // on fixed seeds, so it is deterministic), caps, and the prompts' word counts.
-#include "wattlab/infer/workload.h"
+#include "infer/workload.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "wattlab/core/error.h"
-#include "wattlab/lab/bit_stats.h"
+#include "lab/bit_stats.h"
 
 using namespace wattlab::lab;
 

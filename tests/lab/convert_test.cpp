@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "wattlab/lab/convert.h"
-#include "wattlab/lab/rng.h"
+#include "lab/convert.h"
+#include "lab/rng.h"
 
 using namespace wattlab::lab;
 using convert::decode;

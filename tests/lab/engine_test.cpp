@@ -1,4 +1,4 @@
-#include "wattlab/lab/engine.h"
+#include "lab/engine.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "wattlab/lab/convert.h"
-#include "wattlab/lab/generate.h"
+#include "lab/convert.h"
+#include "lab/generate.h"
 
 using namespace wattlab::lab;
 

@@ -1,4 +1,4 @@
-#include "wattlab/lab/plan.h"
+#include "lab/plan.h"
 
 #include <gtest/gtest.h>
 

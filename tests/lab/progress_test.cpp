@@ -1,4 +1,4 @@
-#include "wattlab/lab/progress.h"
+#include "lab/progress.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "wattlab/core/error.h"
-#include "wattlab/lab/recipe.h"
+#include "lab/recipe.h"
 
 using namespace wattlab::lab;
 

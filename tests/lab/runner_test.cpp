@@ -1,6 +1,6 @@
 // The sweep runner on the SIMULATED executor: order, resume after an interruption, labels and
 // counts in the store, progress output.
-#include "wattlab/lab/runner.h"
+#include "lab/runner.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "lab/temp_db.h"
-#include "wattlab/lab/sim_executor.h"
+#include "lab/sim_executor.h"
 
 namespace wattlab::lab {
 namespace {

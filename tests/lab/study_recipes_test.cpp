@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "wattlab/lab/bit_stats.h"
-#include "wattlab/lab/generate.h"
-#include "wattlab/lab/study_recipes.h"
+#include "lab/bit_stats.h"
+#include "lab/generate.h"
+#include "lab/study_recipes.h"
 
 using namespace wattlab::lab;
 

@@ -1,6 +1,6 @@
 // The sweep's stop rule (SweepStop) and the accuracy check (check_accuracy, on a scripted
 // executor). The run a GEMM command stores its points in: tests/cli/gemm_recording_test.cpp.
-#include "wattlab/lab/sweep_stop.h"
+#include "lab/sweep_stop.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "wattlab/lab/accuracy_check.h"
+#include "lab/accuracy_check.h"
 
 namespace wattlab::lab {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "meter/average_power.h"
 #include "sim_fixture.h"
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::testing {
 namespace {

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "sim_fixture.h"
-#include "wattlab/meter/holdout.h"
-#include "wattlab/meter/replay.h"
+#include "meter/holdout.h"
+#include "meter/replay.h"
 
 namespace wattlab::testing {
 namespace {

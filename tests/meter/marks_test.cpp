@@ -1,6 +1,6 @@
 // Marks: the protocol parser, the collector (nesting, malformed lines, unclosed windows,
 // timestamps), the pipe channel, the header-only client, and marks turned into meter windows.
-#include "wattlab/meter/marks.h"
+#include "meter/marks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

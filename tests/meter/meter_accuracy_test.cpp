@@ -6,7 +6,7 @@
 #include <random>
 
 #include "sim_fixture.h"
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::testing {
 namespace {

@@ -1,6 +1,6 @@
 // The per-process split model on hand-made polls: shares, the idle part, the unattributed part,
 // coverage, and an uncertainty always wider (relative to the energy) than the total's.
-#include "wattlab/meter/process_split.h"
+#include "meter/process_split.h"
 
 #include <gtest/gtest.h>
 

@@ -237,7 +237,7 @@ def test_a_client_that_goes_away_frees_its_slot():
 
 
 def test_metrics_carry_the_names_serve_bench_scrapes():
-    header = open(os.path.join(ROOT, "include", "wattlab", "infer", "metrics_scrape.h")).read()
+    header = open(os.path.join(ROOT, "src", "infer", "metrics_scrape.h")).read()
     names = set(re.findall(r'"(vllm:[a-z_]+)"', header))
     assert {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"} <= names
 

@@ -1,7 +1,7 @@
 // The per-process poller over the fake NVML (several processes with chosen SM utilization and a
 // running process without samples) and a fake /proc: shares per process and per group (the
 // command's tree and other tenants), labels, and the idle floor measured between empty polls.
-#include "wattlab/record/process_sampler.h"
+#include "record/process_sampler.h"
 
 #include <gtest/gtest.h>
 

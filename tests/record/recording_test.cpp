@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "wattlab/record/host.h"
+#include "record/host.h"
 #include "wattlab/record/recording.h"
 
 namespace wattlab {

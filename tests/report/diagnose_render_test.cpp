@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wattlab/diagnose/decompose.h"
-#include "wattlab/diagnose/frontier.h"
-#include "wattlab/diagnose/summary.h"
-#include "wattlab/report/diagnose_report.h"
-#include "wattlab/report/format.h"
+#include "diagnose/decompose.h"
+#include "diagnose/frontier.h"
+#include "diagnose/summary.h"
+#include "report/diagnose_report.h"
+#include "report/format.h"
 
 namespace {
 

@@ -1,14 +1,14 @@
 // The GEMM study analysis on hand-built runs with known answers: Δ against the same seed's
 // reference, SD across seeds, reference CV and drift, the cap rule, curves, tables and plots.
-#include "wattlab/report/gemm_analysis.h"
+#include "report/gemm_analysis.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "wattlab/report/gemm_original.h"
-#include "wattlab/report/gemm_plots.h"
-#include "wattlab/report/gemm_tables.h"
+#include "report/gemm_original.h"
+#include "report/gemm_plots.h"
+#include "report/gemm_tables.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,14 +1,14 @@
 // ΔE against a drift-corrected reference and its bootstrap CI: a reference drifting linearly in
 // time gives the known Δ (the plain mean would not), the CI narrows with more seeds, is the same
 // on every call, and one seed is flagged and printed as such.
-#include "wattlab/report/gemm_delta_ci.h"
+#include "report/gemm_delta_ci.h"
 
 #include <gtest/gtest.h>
 
 #include <regex>
 
-#include "wattlab/report/gemm_analysis.h"
-#include "wattlab/report/gemm_tables.h"
+#include "report/gemm_analysis.h"
+#include "report/gemm_tables.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,16 +1,16 @@
 // Non-finite results: the inputs of a point whose output held Inf/NaN are regenerated; Inf/NaN in
 // them labels the point "non-finite inputs" and keeps it out of every Δ (its energy still shown);
 // finite inputs label it an accumulator overflow and keep its Δ.
-#include "wattlab/report/gemm_nonfinite.h"
+#include "report/gemm_nonfinite.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "wattlab/lab/generate.h"
-#include "wattlab/lab/input_finiteness.h"
-#include "wattlab/lab/number_format.h"
-#include "wattlab/report/gemm_tables.h"
+#include "lab/generate.h"
+#include "lab/input_finiteness.h"
+#include "lab/number_format.h"
+#include "report/gemm_tables.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,7 +1,7 @@
 // The points CSV read back: RFC 4180 records (quotes, commas and line breaks in fields), every
 // row decoded through the GemmPointRecord codec into the same points as the store's windows, and
 // bad input named by column or line. The study's committed points.csv reads and analyzes.
-#include "wattlab/report/gemm_points_csv.h"
+#include "report/gemm_points_csv.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "wattlab/report/csv_records.h"
-#include "wattlab/report/gemm_analysis.h"
-#include "wattlab/store/gemm_point_record.h"
+#include "report/csv_records.h"
+#include "report/gemm_analysis.h"
+#include "store/gemm_point_record.h"
 
 namespace wattlab::report {
 namespace {

@@ -1,6 +1,6 @@
 // What `wattlab gemm` prints, from records: the results table, a point's accuracy verdict, the
 // accuracy check rows and how a sweep ended.
-#include "wattlab/report/gemm_text.h"
+#include "report/gemm_text.h"
 
 #include <gtest/gtest.h>
 

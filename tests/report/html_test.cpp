@@ -6,9 +6,9 @@
 #include <regex>
 
 #include "report/sample_store.h"
-#include "wattlab/report/gemm_plots.h"
-#include "wattlab/report/html.h"
-#include "wattlab/report/html_report.h"
+#include "report/gemm_plots.h"
+#include "report/html.h"
+#include "report/html_report.h"
 
 using namespace wattlab;
 using namespace wattlab::report;

@@ -1,4 +1,4 @@
-#include "wattlab/report/plot.h"
+#include "report/plot.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

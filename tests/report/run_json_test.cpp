@@ -1,12 +1,12 @@
-#include "wattlab/report/run_json.h"
+#include "report/run_json.h"
 
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "store/store_fixtures.h"
-#include "wattlab/report/run_report.h"
-#include "wattlab/report/run_text.h"
+#include "report/run_report.h"
+#include "report/run_text.h"
 
 namespace wattlab {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "wattlab/store/gemm_point_record.h"
+#include "store/gemm_point_record.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab::sample {

@@ -1,5 +1,5 @@
 // What `wattlab infer serve-bench` prints, from a hand-built result.
-#include "wattlab/report/serve_bench_text.h"
+#include "report/serve_bench_text.h"
 
 #include <gtest/gtest.h>
 

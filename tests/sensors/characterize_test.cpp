@@ -1,14 +1,14 @@
 // wattlab sensors --characterize on the simulated GPU and the virtual clock: the measured update
 // period, buffer spacing, read cost and counter/instant disagreement must match what the sim is
 // configured with, i.e. the characterization really measures.
-#include "wattlab/sensors/characterize.h"
+#include "sensors/characterize.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "sensors/sim/sim_gpu.h"
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab {
 namespace {

@@ -1,6 +1,6 @@
 // Process labels from a fake /proc: container, pod and Slurm job from cgroup paths and environ,
 // and the parent walk that decides who belongs to a command's process tree.
-#include "wattlab/sensors/proc_info.h"
+#include "sensors/proc_info.h"
 
 #include <gtest/gtest.h>
 

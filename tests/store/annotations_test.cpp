@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "store/store_fixtures.h"
-#include "wattlab/report/run_json.h"
+#include "report/run_json.h"
 #include "wattlab/store/store.h"
 
 namespace wattlab {

@@ -1,7 +1,7 @@
 // The characterization window codecs: what characterization_windows() makes of a result, compared
 // with the windows `sensors --characterize` stored before the codec; round trips through a
 // database; malformed windows named.
-#include "wattlab/store/characterize_record.h"
+#include "store/characterize_record.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The GEMM point codec: a round trip, a window with today's labels and counts stored in a database
 // and read back, and malformed windows named with what is wrong.
-#include "wattlab/store/gemm_point_record.h"
+#include "store/gemm_point_record.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The serve-bench window codecs: round trips, the windows `infer serve-bench` wrote before the
 // codec stored in a database and read back, and malformed labels named.
-#include "wattlab/store/serve_bench_record.h"
+#include "store/serve_bench_record.h"
 
 #include <gtest/gtest.h>
 

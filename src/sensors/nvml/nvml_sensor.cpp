@@ -8,7 +8,7 @@
 #include <map>
 
 #include "backend.h"
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::nvml {
 namespace {

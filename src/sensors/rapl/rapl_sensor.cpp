@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::rapl {
 namespace fs = std::filesystem;

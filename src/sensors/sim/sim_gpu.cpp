@@ -1,12 +1,12 @@
 #include "sim_gpu.h"
 
-#include "wattlab/core/splitmix.h"
+#include "core/splitmix.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "../backend.h"
-#include "wattlab/core/units.h"
+#include "core/units.h"
 
 namespace wattlab::sim {
 namespace {

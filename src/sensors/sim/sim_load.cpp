@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "sim_gpu.h"
-#include "wattlab/sensors/device_load.h"
+#include "sensors/device_load.h"
 
 namespace wattlab {
 namespace {

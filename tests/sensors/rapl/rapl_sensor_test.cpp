@@ -9,8 +9,8 @@
 #include <string>
 
 #include "sensors/rapl/fake_powercap.h"
-#include "wattlab/core/energy_math.h"
-#include "wattlab/core/units.h"
+#include "core/energy_math.h"
+#include "core/units.h"
 
 namespace wattlab::rapl {
 namespace {
