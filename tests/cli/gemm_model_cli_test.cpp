@@ -202,12 +202,19 @@ TEST_F(GemmModelCli, BadInputExitsTwoNamingTheProblem) {
     const auto at = s.find("\"normal(mean=0, std=1)\",0,") + 26;
     return s.replace(at, s.find(',', at) - at, "lots");
   }());
+  const std::string sim = write("sim.csv", [&] {
+    std::string s = law_csv(4, 4);
+    for (auto at = s.find("std=1)\",0,"); at != std::string::npos; at = s.find("std=1)\",0,", at))
+      s.replace(at + 8, 1, "1");
+    return s;
+  }());
   const std::string badmodel = write("bad.json", "{\"format\": \"something else\"}");
   const Case cases[] = {
       {"gemm fit --points " + (dir_ / "none.csv").string() + " --gpu X", "cannot read"},
       {"gemm fit --points " + nocol + " --gpu X", "no column 'label.N'"},
       {"gemm fit --points " + badnum + " --gpu X", "column 'count.energy_per_gemm_j' is 'lots', not a number"},
       {"gemm fit --points " + few + " --gpu X", "nothing could be fitted"},
+      {"gemm fit --points " + sim + " --gpu X", "SIMULATED, not a measurement"},
       {"gemm fit --points " + csv + " --gpu X --features zero_frac,watts", "unknown feature 'watts'"},
       {"gemm fit --points " + csv, "--gpu is required"},
       {"gemm predict --engine fp16 --shape 8192", "has no fit for engine fp16 at 8192x8192x8192; it has: bf16 8192x8192x8192"},
