@@ -2,6 +2,7 @@
 // a prediction needs (per engine, shape and target: features, standardisation, coefficients,
 // residual variance, the interval's matrix) and what the fit reported (held-out scores, the worst
 // held-out points), with the training CSV's name and sha256.
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -103,6 +104,14 @@ GemmTargetFit target_from_json(const json& j, const std::string& where) {
     if (!gemm_feature(GemmBitStats{}, n)) throw std::runtime_error(fmt::format("{}: unknown feature '{}'", w, n));
   for (double s : f.scale)
     if (!(s > 0)) throw std::runtime_error(fmt::format("{}: a feature scale is not positive", w));
+  // JSON has no Inf or NaN; a number too large for a double reads as one and is refused here.
+  bool finite = std::isfinite(f.residual_variance) && f.residual_variance >= 0 && std::isfinite(f.df_residual) &&
+                std::isfinite(f.t975) && f.t975 > 0;
+  for (const auto* v : {&f.mean, &f.scale, &f.min, &f.max, &f.coef, &f.dropped_value})
+    for (double x : *v) finite = finite && std::isfinite(x);
+  for (const auto& row : f.cov_unscaled)
+    for (double x : row) finite = finite && std::isfinite(x);
+  if (!finite) throw std::runtime_error(fmt::format("{}: a number is not finite, or the residual variance or t975 is negative", w));
   const auto& h = get<json>(j, "held_out", w);
   f.held_out.experiments_total = get<int>(h, "experiments_total", w + ".held_out");
   f.held_out.experiments_scored = get<int>(h, "experiments_scored", w + ".held_out");
@@ -166,6 +175,7 @@ Result<GemmModel> gemm_model_from_json(std::string_view text, const std::string&
     m.excluded = get<std::vector<std::string>>(t, "excluded", source + ".training");
     m.features = get<std::vector<std::string>>(j, "features", source);
     m.ridge_lambda = get<double>(j, "ridge_lambda", source);
+    if (!std::isfinite(m.ridge_lambda)) return Error{ErrorKind::parse, source + ": ridge_lambda is not finite", ""};
     for (const auto& f : get<json>(j, "fits", source)) {
       GemmEngineFit ef;
       ef.engine = get<std::string>(f, "engine", source + ".fits");

@@ -4,6 +4,7 @@
 // the model was trained on.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -44,7 +45,8 @@ GemmPrediction predict_gemm_target(const GemmTargetFit& fit, const GemmBitStats&
     p.value += fit.coef[r] * z[r];
     for (std::size_t c = 0; c < z.size(); ++c) quad += z[r] * fit.cov_unscaled[r][c] * z[c];
   }
-  const double half = fit.t975 * std::sqrt(fit.residual_variance * (1.0 + std::max(quad, 0.0)));
+  double half = fit.t975 * std::sqrt(fit.residual_variance * (1.0 + std::max(quad, 0.0)));
+  if (std::isnan(half)) half = std::numeric_limits<double>::infinity();  // 0 x Inf: an interval that says nothing
   p.low = p.value - half;
   p.high = p.value + half;
   for (std::size_t j = 0; j < fit.features.size(); ++j) {
