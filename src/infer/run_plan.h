@@ -5,6 +5,8 @@
 #include <optional>
 #include <span>
 
+#include "core/student_t.h"
+
 namespace wattlab::infer {
 
 // Requests for a steady window of at least margin x min_steady_s with every request sent at t = 0
@@ -36,9 +38,8 @@ int64_t first_request_count(const SeriesPlan& p, int batch_cap, double mean_outp
 int64_t next_request_count(int64_t current, int batch_cap, double mean_output_tokens, double throughput_tok_s,
                            const SeriesPlan& p);
 
-// The p-quantile of Student's t with df degrees of freedom (p in (0.5, 1)), from its CDF through
-// the regularized incomplete beta function, solved by bisection.
-double student_t_quantile(double p, double df);
+// The p-quantile of Student's t (src/core/student_t.h).
+using wattlab::student_t_quantile;
 
 // Mean of repeated measurements with the two-sided 95 % t-interval: mean +- t(0.975, n-1) x sd / sqrt(n).
 struct MeanCi {
