@@ -316,7 +316,9 @@ NpyOperand load_npy_operand(const std::filesystem::path& path, const OperandShap
   // order is a transpose.
   const bool same = shape.which == Operand::A ? !h.fortran_order : h.fortran_order;
   if (same) {
-    out.bytes.assign(data, data + need);
+    // The data moves to the front of the file's buffer: no second copy of a large operand.
+    file.erase(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(h.data_offset));
+    out.bytes = std::move(file);
   } else {
     out.bytes.resize(need);
     // A in Fortran order: A[m,k] at k*M + m; B in C order: B[k,n] at k*N + n. Both are K rows.
