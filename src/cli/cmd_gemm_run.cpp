@@ -1,5 +1,5 @@
-// wattlab gemm run: one GEMM point (engine, shape, recipes or .npy files, seed) measured with the point protocol
-// and stored as a run with one gemm_point window (docs/gemm-cli.md).
+// wattlab gemm run: one GEMM point (engine, shape, recipes or .npy files, seed) measured with the
+// point protocol and stored as a run with one gemm_point window (docs/gemm-cli.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

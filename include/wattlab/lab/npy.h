@@ -1,9 +1,9 @@
 // GEMM operands from NumPy `.npy` files (docs/gemm-inputs.md, "Your own operands"): format
 // versions 1.0, 2.0 and 3.0, little-endian, C or Fortran order, 2-D. The file's element type must
 // be the operand's storage type (float32 '<f4', float16 '<f2', int8 '|i1'); bfloat16 and FP8, which
-// NumPy lacks, come as their raw bits: '<u2', '<i2' or ml_dtypes' '<V2' ('|V2') for bfloat16, '|u1', '|i1'
-// or ml_dtypes' '|V1' for FP8 (taken as the engine's FP8 format). Every problem with a file throws
-// UsageError naming the file and the problem, so the CLI exits 2.
+// NumPy lacks, come as their raw bits: '<u2', '<i2' or ml_dtypes' '<V2' ('|V2') for bfloat16;
+// '|u1', '|i1' or ml_dtypes' '|V1' for FP8 (taken as the engine's FP8 format). Every problem with
+// a file throws UsageError naming the file and the problem, so the CLI exits 2.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -2,6 +2,7 @@
 // generating from a recipe (docs/gemm-inputs.md, "Your own operands").
 #pragma once
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "wattlab/core/error.h"
