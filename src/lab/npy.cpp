@@ -129,7 +129,7 @@ std::string describe_descr(std::string_view descr) {
   const std::string_view size = descr.substr(2);
   int bytes = 0;
   for (char c : size) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return "unknown";
+    if (!std::isdigit(static_cast<unsigned char>(c)) || bytes > 100'000) return "unknown";
     bytes = bytes * 10 + (c - '0');
   }
   const std::string bits = std::to_string(bytes * 8);
@@ -286,9 +286,11 @@ std::string_view npy_descr(DType dtype) {
 }
 
 NpyOperand load_npy_operand(const std::filesystem::path& path, const OperandShape& shape) {
-  const std::string name = path.string();
+  return decode_npy_operand(read_file(path), path.string(), shape);
+}
+
+NpyOperand decode_npy_operand(std::vector<std::byte> file, const std::string& name, const OperandShape& shape) {
   NpyOperand out;
-  std::vector<std::byte> file = read_file(path);
   const NpyHeader h = parse_npy_header(file.data(), file.size(), name);
   const char* op = shape.which == Operand::A ? "A" : "B";
   if (!npy_descr_holds(h.descr, shape.dtype))

@@ -39,7 +39,9 @@ struct NpyOperand {
   std::string file_sha256;  // 64 hex digits, as `sha256sum FILE` prints
 };
 NpyOperand load_npy_operand(const std::filesystem::path& path, const OperandShape& shape);
-// The same without the hash.
+// The same from the bytes of a whole .npy file; `name` names it in error messages.
+NpyOperand decode_npy_operand(std::vector<std::byte> file, const std::string& name, const OperandShape& shape);
+// The operand without the hash.
 std::vector<std::byte> read_npy_operand(const std::filesystem::path& path, const OperandShape& shape);
 
 // Whether a .npy dtype string holds elements of `dtype` (the rules at the top of this file).
