@@ -1,6 +1,6 @@
 # The fuzz targets, one per parser, and the libraries each harness fuzz/fuzz_<name>.cpp links:
 # fuzz/CMakeLists.txt builds them with libFuzzer, tests/fuzz/CMakeLists.txt replays their corpora.
-set(WATTLAB_FUZZ_TARGETS recipe marks leaderboard_json leaderboard_csv sse prometheus_scrape sim_workload sim_faults store gemm_model)
+set(WATTLAB_FUZZ_TARGETS recipe marks leaderboard_json leaderboard_csv sse prometheus_scrape sim_workload sim_faults store gemm_model npy)
 set(WATTLAB_FUZZ_LIBS_recipe wattlab::lab)
 set(WATTLAB_FUZZ_LIBS_marks wattlab::meter)
 set(WATTLAB_FUZZ_LIBS_leaderboard_json wattlab::diagnose)
@@ -11,3 +11,4 @@ set(WATTLAB_FUZZ_LIBS_sim_workload wattlab::sensors)
 set(WATTLAB_FUZZ_LIBS_sim_faults wattlab::sensors)
 set(WATTLAB_FUZZ_LIBS_store wattlab::store wattlab::diagnose SQLite::SQLite3)
 set(WATTLAB_FUZZ_LIBS_gemm_model wattlab::lab)
+set(WATTLAB_FUZZ_LIBS_npy wattlab::lab)

@@ -1,5 +1,5 @@
-// wattlab gemm run: one GEMM point (engine, shape, recipes, seed) measured with the point protocol
-// and stored as a run with one gemm_point window (docs/gemm-cli.md).
+// wattlab gemm run: one GEMM point (engine, shape, recipes or .npy files, seed) measured with the
+// point protocol and stored as a run with one gemm_point window (docs/gemm-cli.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -23,6 +23,7 @@ struct GemmRunOptions {
   std::string engine = "bf16";
   std::string shape = "8192";
   std::string recipe_a, recipe_b;
+  std::string file_a, file_b;  // --a / --b: operands from .npy files
   uint64_t seed = 1;
   std::string db = "wattlab.db";
   std::string json;
@@ -32,8 +33,9 @@ struct GemmRunOptions {
 std::vector<std::string> command_line(const GemmRunOptions& o, const lab::GemmSpec& s) {
   std::vector<std::string> c{"wattlab", "gemm", "run", "--device", o.dev.device, "--engine",
                              std::string(lab::to_string(s.engine)), "--shape", fmt::format("{}x{}x{}", s.m, s.n, s.k),
-                             "--recipe-a", s.recipe_a, "--recipe-b", s.recipe_b, "--seed", std::to_string(s.seed),
-                             "--window-s", fmt::format("{}", o.proto.window_s)};
+                             s.file_a.empty() ? "--recipe-a" : "--a", s.file_a.empty() ? s.recipe_a : s.file_a,
+                             s.file_b.empty() ? "--recipe-b" : "--b", s.file_b.empty() ? s.recipe_b : s.file_b,
+                             "--seed", std::to_string(s.seed), "--window-s", fmt::format("{}", o.proto.window_s)};
   if (o.proto.fidelity) c.push_back("--fidelity");
   return c;
 }
@@ -45,14 +47,19 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
       throw UsageError(fmt::format("--shape {}: --fidelity runs the original's 2048^3 only; leave --shape out", o.shape));
     o.shape = "2048";
   }
+  if (!o.file_a.empty() && !o.recipe_a.empty()) throw UsageError("--a and --recipe-a both give A: give one of them");
+  if (!o.file_b.empty() && !o.recipe_b.empty()) throw UsageError("--b and --recipe-b both give B: give one of them");
   const lab::Engine engine = usage_or_value(lab::parse_engine(o.engine), "--engine");
-  const lab::Shape shape = usage_or_value(lab::parse_shape(o.shape), "--shape");
+  // Without --shape, operand files give it.
+  const bool from_files = !o.shape_given && !o.proto.fidelity && !(o.file_a.empty() && o.file_b.empty());
+  const lab::Shape shape =
+      from_files ? shape_from_operand_files(o.file_a, o.file_b) : usage_or_value(lab::parse_shape(o.shape), "--shape");
   check_shape(engine, shape);
   const lab::SweepValue ref = usage_or_value(lab::reference_value(engine), "reference recipe");
   if (o.recipe_a.empty()) o.recipe_a = ref.recipe_a;
   if (o.recipe_b.empty()) o.recipe_b = ref.recipe_b;
-  check_recipe(o.recipe_a, true, engine, shape);
-  check_recipe(o.recipe_b, false, engine, shape);
+  if (o.file_a.empty()) check_recipe(o.recipe_a, true, engine, shape);
+  if (o.file_b.empty()) check_recipe(o.recipe_b, false, engine, shape);
 
   lab::GemmSpec spec;
   spec.engine = engine;
@@ -63,6 +70,7 @@ int run_gemm_point(GemmRunOptions o, Io& io) {
   spec.recipe_b = o.recipe_b;
   spec.seed = o.seed;
   spec.fidelity = o.proto.fidelity;
+  attach_operand_files(spec, o.file_a, o.file_b);
   lab::SweepPlan plan = usage_or_value(lab::single_point_plan(spec), "plan");
   const lab::PlannedPoint& p = plan.points.front();
   const lab::ProtocolOptions protocol = protocol_options(o.proto);
@@ -130,9 +138,12 @@ void register_gemm_run(CLI::App& gemm, Action& action) {
   add_gemm_device_options(*sub, o->dev);
   auto* eng = sub->add_option("--engine", o->engine, "engine: fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, fp8e4m3f32, fp8e5m2, int8")
                   ->capture_default_str();
-  auto* shp = sub->add_option("--shape", o->shape, "N (N x N x N) or MxNxK")->capture_default_str();
+  auto* shp = sub->add_option("--shape", o->shape, "N (N x N x N) or MxNxK; default with --a/--b: the files' shape")
+                  ->capture_default_str();
   sub->add_option("--recipe-a", o->recipe_a, "A's recipe (docs/gemm-inputs.md); default: the engine's reference");
   sub->add_option("--recipe-b", o->recipe_b, "B's recipe; default: the engine's reference");
+  sub->add_option("--a", o->file_a, "A (M x K) from a .npy file instead of a recipe (docs/gemm-inputs.md)");
+  sub->add_option("--b", o->file_b, "B (K x N) from a .npy file instead of a recipe");
   sub->add_option("--seed", o->seed, "input seed")->capture_default_str();
   add_gemm_protocol_options(*sub, o->proto, false);
   sub->add_option("--db", o->db, "SQLite database the run is stored in")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "device_options.h"
+#include "lab/npy.h"
 #include "lab/recipe.h"
 
 namespace wattlab::cli {
@@ -25,6 +26,20 @@ std::vector<std::string> split_commas(const std::string& list) {
     pos = c + 1;
   }
   return out;
+}
+
+// The 2-D shape of an operand file's array.
+std::vector<int64_t> operand_file_dims(const char* flag, const std::string& path) {
+  lab::NpyHeader h;
+  try {
+    h = lab::read_npy_header(path);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+  if (h.shape.size() != 2)
+    throw UsageError(fmt::format("{}: {}: holds a {}-D array; an operand is 2-D ({})", flag, path, h.shape.size(),
+                                 std::string_view(flag) == "--a" ? "M x K" : "K x N"));
+  return h.shape;
 }
 
 }  // namespace
@@ -151,6 +166,44 @@ void check_recipe(const std::string& text, bool a_operand, lab::Engine engine, c
   if (auto st = lab::validate(*r, sh); !st)
     throw_error(st.error(), fmt::format("{} '{}' on {} operand of {} {}", flag, text, a_operand ? "the A" : "the B",
                                         es.name, lab::to_string(shape)));
+}
+
+lab::Shape shape_from_operand_files(const std::string& file_a, const std::string& file_b) {
+  lab::Shape sh;
+  if (!file_a.empty()) {
+    const auto a = operand_file_dims("--a", file_a);
+    sh.m = a[0];
+    sh.k = a[1];
+  }
+  if (!file_b.empty()) {
+    const auto b = operand_file_dims("--b", file_b);
+    if (!file_a.empty() && b[0] != sh.k)
+      throw UsageError(fmt::format("--a {} is M x K = {} x {} but --b {} is K x N = {} x {}: their K differ", file_a,
+                                   sh.m, sh.k, file_b, b[0], b[1]));
+    sh.k = b[0];
+    sh.n = b[1];
+  }
+  if (file_a.empty()) sh.m = sh.n;
+  if (file_b.empty()) sh.n = sh.m;
+  return sh;
+}
+
+void attach_operand_files(lab::GemmSpec& spec, const std::string& file_a, const std::string& file_b) {
+  const lab::EngineSpec& es = lab::spec(spec.engine);
+  for (const bool is_a : {true, false}) {
+    const std::string& path = is_a ? file_a : file_b;
+    if (path.empty()) continue;
+    const lab::OperandShape shape{is_a ? lab::Operand::A : lab::Operand::B, spec.m, spec.n, spec.k, is_a ? es.a : es.b};
+    lab::NpyOperand op;
+    try {
+      op = lab::load_npy_operand(path, shape);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{} (engine {}): {}", is_a ? "--a" : "--b", es.name, e.what()));
+    }
+    (is_a ? spec.file_a : spec.file_b) = path;
+    (is_a ? spec.file_sha256_a : spec.file_sha256_b) = op.file_sha256;
+    (is_a ? spec.recipe_a : spec.recipe_b) = lab::npy_operand_label(path, op.file_sha256);
+  }
 }
 
 }  // namespace wattlab::cli

@@ -61,6 +61,16 @@ void check_recipe(const std::string& text, bool a_operand, lab::Engine engine, c
 // Checks that `engine` can run `shape` (FP8/INT8 need multiples of 16).
 void check_shape(lab::Engine engine, const lab::Shape& shape);
 
+// --a / --b: operands from .npy files instead of recipes (docs/gemm-inputs.md, "Your own operands").
+// The GEMM shape the files give when --shape is not: M and K from --a (M x K), K and N from --b
+// (K x N); with one file, the dimension it lacks equals its other outer one (N = M, or M = N).
+// Throws UsageError for a file that is not a 2-D .npy, or files whose K differ.
+lab::Shape shape_from_operand_files(const std::string& file_a, const std::string& file_b);
+// Reads each given file as its operand of `spec` (its engine's dtype, its shape), and sets the
+// spec's file, its SHA-256 and the label in place of the recipe. Throws UsageError naming the flag,
+// the engine, the file and the problem.
+void attach_operand_files(lab::GemmSpec& spec, const std::string& file_a, const std::string& file_b);
+
 // The canonical fidelity shape: 2048^3 (docs/gemm-cli.md).
 inline constexpr int64_t kFidelityDim = 2048;
 

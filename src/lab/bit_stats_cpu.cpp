@@ -1,5 +1,6 @@
 // Bit statistics on the host: integer sums, divided once (the GPU version gives the same doubles).
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -30,10 +31,15 @@ BitStats bit_stats_cpu(const std::byte* data, const OperandShape& shape) {
   const uint32_t mag_mask = is_float(shape.dtype) ? detail::width_mask(w) >> 1 : detail::width_mask(w);
   s.elements = n;
   s.width_bits = w;
-  std::vector<uint32_t> all(static_cast<std::size_t>(n));
+  // Distinct values: a flag per bit pattern up to 16 bits (as the GPU counts them), a sort of a
+  // copy for 32 bits.
+  const bool table = w <= 16;
+  std::vector<uint8_t> seen(table ? std::size_t{1} << w : 0);
+  std::vector<uint32_t> all(table ? 0 : static_cast<std::size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t x = load(data, bytes, i);
-    all[i] = x;
+    if (table) seen[x] = 1;
+    else all[static_cast<std::size_t>(i)] = x;
     s.popcount_sum += static_cast<uint64_t>(detail::popcount32(x));
     if ((x & mag_mask) == 0) ++s.zero_count;
     if (i % K != K - 1) s.hamming_k_sum += static_cast<uint64_t>(detail::popcount32(x ^ load(data, bytes, i + 1)));
@@ -41,8 +47,12 @@ BitStats bit_stats_cpu(const std::byte* data, const OperandShape& shape) {
   }
   s.hamming_k_pairs = static_cast<uint64_t>(outer_n * (K - 1));
   s.hamming_mn_pairs = static_cast<uint64_t>((outer_n - 1) * K);
-  std::sort(all.begin(), all.end());
-  s.distinct_values = static_cast<int64_t>(std::unique(all.begin(), all.end()) - all.begin());
+  if (table) {
+    s.distinct_values = std::count(seen.begin(), seen.end(), uint8_t{1});
+  } else {
+    std::sort(all.begin(), all.end());
+    s.distinct_values = static_cast<int64_t>(std::unique(all.begin(), all.end()) - all.begin());
+  }
   s.mean_popcount_bits = ratio(s.popcount_sum, static_cast<uint64_t>(n));
   s.zero_fraction = ratio(s.zero_count, static_cast<uint64_t>(n));
   s.mean_hamming_along_k_bits = ratio(s.hamming_k_sum, s.hamming_k_pairs);

@@ -1,6 +1,7 @@
-// The cuBLASLt executor (docs/gemm-lab.md, "cuBLASLt executor"): inputs generated on the GPU,
-// a spot check against the float64 reference, a CUDA graph of back-to-back matmuls sized to
-// ~75 ms per replay, and a meter on the NVML backend measuring the same GPU.
+// The cuBLASLt executor (docs/gemm-lab.md, "cuBLASLt executor"): inputs generated on the GPU (or
+// copied there from their .npy files), a spot check against the float64 reference, a CUDA graph
+// of back-to-back matmuls sized to ~75 ms per replay, and a meter on the NVML backend measuring
+// the same GPU.
 #include "lab/cuda_executor.h"
 
 #include <cublasLt.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "cuda_check.h"
@@ -18,6 +20,7 @@
 #include "wattlab/core/clock.h"
 #include "lab/bit_stats_gpu.h"
 #include "lab/generate_gpu.h"
+#include "lab/operand_file.h"
 #include "lab/recipe.h"
 #include "lab/reference.h"
 
@@ -251,9 +254,16 @@ class CudaExecutor final : public GemmExecutor {
       return Error{ErrorKind::invalid_argument, *why, ""};
     const OperandShape sa{Operand::A, spec.m, spec.n, spec.k, es.a};
     const OperandShape sb{Operand::B, spec.m, spec.n, spec.k, es.b};
-    auto ra = parse_recipe(spec.recipe_a);
+    // A recipe, or nothing where the operand comes from a file.
+    auto recipe_of = [&](Operand which) -> Result<std::optional<Recipe>> {
+      if (!operand_file(spec, which).empty()) return std::optional<Recipe>{};
+      auto r = parse_recipe(which == Operand::A ? spec.recipe_a : spec.recipe_b);
+      if (!r) return r.error();
+      return std::optional<Recipe>(std::move(*r));
+    };
+    auto ra = recipe_of(Operand::A);
     if (!ra) return ra.error();
-    auto rb = parse_recipe(spec.recipe_b);
+    auto rb = recipe_of(Operand::B);
     if (!rb) return rb.error();
     const std::size_t c_count = static_cast<std::size_t>(spec.m) * static_cast<std::size_t>(spec.n);
     Prepared p;
@@ -266,8 +276,8 @@ class CudaExecutor final : public GemmExecutor {
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.a, storage_bytes(sa)));
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.b, storage_bytes(sb)));
     WATTLAB_CUDA_TRY(cudaMalloc(&res_.c, c_count * size_bytes(es.out)));
-    if (auto st = generate_gpu(*ra, sa, spec.seed, res_.a, stream_); !st) return st.error();
-    if (auto st = generate_gpu(*rb, sb, spec.seed, res_.b, stream_); !st) return st.error();
+    if (auto st = fill_operand(spec, *ra, sa, res_.a); !st) return st.error();
+    if (auto st = fill_operand(spec, *rb, sb, res_.b); !st) return st.error();
     WATTLAB_CUDA_TRY(cudaStreamSynchronize(stream_));
     step_done("generate");
     if (auto st = input_stats(sa, sb, p); !st) return st.error();
@@ -314,6 +324,19 @@ class CudaExecutor final : public GemmExecutor {
     replay_s_ = p.replay_s;
     step_done("capture");
     return p;
+  }
+
+  // Generates the operand from its recipe on the device, or copies it there from its file.
+  Status fill_operand(const GemmSpec& spec, const std::optional<Recipe>& recipe, const OperandShape& shape,
+                      void* device) {
+    if (recipe) return generate_gpu(*recipe, shape, spec.seed, device, stream_);
+    auto bytes = load_operand_file(spec, shape);
+    if (!bytes) return bytes.error();
+    // On the point's stream (non-blocking: the legacy stream would not order it), finished before
+    // the host buffer goes.
+    WATTLAB_CUDA_TRY(cudaMemcpyAsync(device, bytes->data(), bytes->size(), cudaMemcpyHostToDevice, stream_));
+    WATTLAB_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return {};
   }
 
   Status input_stats(const OperandShape& sa, const OperandShape& sb, Prepared& p) {

@@ -23,7 +23,7 @@ enum class Control {
   toggle,  // X2: a kernel XORs every byte of the buffer with a mask of `toggle_bits` ones
 };
 
-// One GEMM configuration: engine, shape, operand recipes (recipe.h language) and seed.
+// One GEMM configuration: engine, shape, operand recipes (recipe.h language) or files, and seed.
 struct GemmSpec {
   Control control = Control::none;
   uint64_t rest_bytes = 0;
@@ -33,6 +33,11 @@ struct GemmSpec {
   Engine engine = Engine::bf16;
   int64_t m = 0, n = 0, k = 0;
   std::string recipe_a, recipe_b;
+  // An operand read from a .npy file (npy.h) instead of generated: its path, and the SHA-256 of
+  // the file when the point was planned (operand_file.h: the executor refuses a file that changed
+  // since). recipe_a / recipe_b then hold the file's label ("file:<path> sha256:<16 hex>").
+  std::string file_a, file_b;
+  std::string file_sha256_a, file_sha256_b;
   uint64_t seed = 1;
   // Fidelity mode (docs/gemm-lab.md): the original's synchronized loop instead of a graph.
   bool fidelity = false;
@@ -58,8 +63,9 @@ class GemmExecutor {
   virtual Meter& meter() = 0;
   virtual Clock& clock() = 0;
   virtual std::vector<DeviceProperties> devices() const = 0;
-  // Generates A and B on the device, checks them, captures a graph of back-to-back GEMMs and
-  // calibrates its size so that one replay lasts about `target_replay_s`.
+  // Generates A and B on the device (or copies them from their files), checks them, captures a
+  // graph of back-to-back GEMMs and calibrates its size so that one replay lasts about
+  // `target_replay_s`.
   virtual Result<Prepared> prepare(const GemmSpec& spec, double target_replay_s) = 0;
   // Enqueues `replays` graph replays back to back and returns (the device works on).
   virtual Status launch(int64_t replays) = 0;

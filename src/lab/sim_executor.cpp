@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "lab/bit_stats.h"
 #include "lab/generate.h"
+#include "lab/operand_file.h"
 #include "lab/recipe.h"
 #include "wattlab/sensors/registry.h"
 
@@ -17,32 +20,52 @@ constexpr int64_t kNsPerS = 1'000'000'000;
 int64_t s_to_ns(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
 
 // The operand's statistics on a shape capped at max_elements (K kept where it fits): the sim
-// needs the character of the inputs, not every element.
-Result<BitStats> operand_stats(const std::string& recipe_text, Operand which, DType t, int64_t m, int64_t n, int64_t k,
-                               uint64_t seed, int64_t max_elements) {
-  auto recipe = parse_recipe(recipe_text);
+// needs the character of the inputs, not every element. An operand from a file: all of it.
+Result<BitStats> operand_stats(const GemmSpec& s, Operand which, DType t, int64_t max_elements) {
+  OperandShape sh{which, s.m, s.n, s.k, t};
+  if (!operand_file(s, which).empty()) {
+    auto bytes = load_operand_file(s, sh);
+    if (!bytes) return bytes.error();
+    return bit_stats_cpu(bytes->data(), sh);
+  }
+  auto recipe = parse_recipe(which == Operand::A ? s.recipe_a : s.recipe_b);
   if (!recipe) return recipe.error();
-  OperandShape sh{which, m, n, k, t};
-  const int64_t kk = std::min<int64_t>(k, 256);
+  const int64_t kk = std::min<int64_t>(s.k, 256);
   const int64_t outer_max = std::max<int64_t>(2, max_elements / kk);
   sh.K = kk;
-  sh.M = std::min<int64_t>(m, outer_max);
-  sh.N = std::min<int64_t>(n, outer_max);
+  sh.M = std::min<int64_t>(s.m, outer_max);
+  sh.N = std::min<int64_t>(s.n, outer_max);
   if (auto st = validate(*recipe, sh); !st) return st.error();
   try {
-    const auto bytes = generate_cpu(*recipe, sh, seed);
+    const auto bytes = generate_cpu(*recipe, sh, s.seed);
     return bit_stats_cpu(bytes.data(), sh);
   } catch (const UsageError& e) {
     return Error{ErrorKind::invalid_argument, e.what(), ""};
   }
 }
 
+// The statistics a point reports of its inputs ("a_zero_fraction", ...), named as the GPU
+// executor names them.
+void add_stats(std::map<std::string, double>& out, const std::string& operand, const BitStats& s) {
+  out[operand + "_popcount_bits"] = s.mean_popcount_bits;
+  out[operand + "_zero_fraction"] = s.zero_fraction;
+  out[operand + "_distinct_values"] = static_cast<double>(s.distinct_values);
+  if (std::isfinite(s.mean_hamming_along_k_bits)) out[operand + "_hamming_k_bits"] = s.mean_hamming_along_k_bits;
+  if (std::isfinite(s.mean_hamming_along_mn_bits)) out[operand + "_hamming_mn_bits"] = s.mean_hamming_along_mn_bits;
+  out[operand + "_width_bits"] = s.width_bits;
+}
+
 double frac(double bits, int width) { return width > 0 && std::isfinite(bits) ? bits / width : 0; }
 
 class SimExecutor final : public GemmExecutor {
  public:
-  SimExecutor(std::vector<GemmSpec> planned, std::vector<double> activity, SimExecutorOptions opt)
-      : planned_(std::move(planned)), activity_(std::move(activity)), opt_(opt), clock_(1'000'000'000) {
+  SimExecutor(std::vector<GemmSpec> planned, std::vector<double> activity,
+              std::vector<std::map<std::string, double>> stats, SimExecutorOptions opt)
+      : planned_(std::move(planned)),
+        activity_(std::move(activity)),
+        stats_(std::move(stats)),
+        opt_(opt),
+        clock_(1'000'000'000) {
     std::string script;
     for (double a : activity_) script += fmt::format("gemm {:.6f} {}ms; ", a, std::llround(opt_.slot_s * 1e3));
     script += "idle 10s";
@@ -77,6 +100,7 @@ class SimExecutor final : public GemmExecutor {
         spec.control == Control::none ? gemm_flops(spec.m, spec.n, spec.k) / (spec_of(spec).sim_tflops * 1e12) : 0.001;
     p.gemms_per_replay = std::max<int64_t>(1, std::llround(target_replay_s / gemm_s));
     p.replay_s = static_cast<double>(p.gemms_per_replay) * gemm_s;
+    p.input_stats = stats_[i];
     p.input_stats["sim_activity"] = activity_[i];
     replay_s_ = p.replay_s;
     return p;
@@ -108,6 +132,7 @@ class SimExecutor final : public GemmExecutor {
 
   std::vector<GemmSpec> planned_;
   std::vector<double> activity_;
+  std::vector<std::map<std::string, double>> stats_;
   SimExecutorOptions opt_;
   VirtualClock clock_;
   std::vector<DeviceProperties> devices_;
@@ -126,16 +151,20 @@ double sim_activity(double hamming_frac, double popcount_frac) {
 
 Result<std::unique_ptr<GemmExecutor>> make_sim_executor(std::vector<GemmSpec> planned, SimExecutorOptions opt) {
   std::vector<double> activity;
-  for (const auto& s : planned) {
+  std::vector<std::map<std::string, double>> stats(planned.size());
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const GemmSpec& s = planned[i];
     if (s.control != Control::none) {
       activity.push_back(s.control == Control::toggle ? 0.05 + 0.01 * std::min(s.toggle_bits, 8) : 0.0);
       continue;
     }
     const EngineSpec& es = spec(s.engine);
-    auto a = operand_stats(s.recipe_a, Operand::A, es.a, s.m, s.n, s.k, s.seed, opt.max_stats_elements);
+    auto a = operand_stats(s, Operand::A, es.a, opt.max_stats_elements);
     if (!a) return a.error();
-    auto b = operand_stats(s.recipe_b, Operand::B, es.b, s.m, s.n, s.k, s.seed, opt.max_stats_elements);
+    auto b = operand_stats(s, Operand::B, es.b, opt.max_stats_elements);
     if (!b) return b.error();
+    add_stats(stats[i], "a", *a);
+    add_stats(stats[i], "b", *b);
     auto ham = [](const BitStats& x) {
       return 0.5 * (frac(x.mean_hamming_along_k_bits, x.width_bits) + frac(x.mean_hamming_along_mn_bits, x.width_bits));
     };
@@ -143,7 +172,8 @@ Result<std::unique_ptr<GemmExecutor>> make_sim_executor(std::vector<GemmSpec> pl
     const double p = 0.5 * (frac(a->mean_popcount_bits, a->width_bits) + frac(b->mean_popcount_bits, b->width_bits));
     activity.push_back(sim_activity(h, p));
   }
-  return std::unique_ptr<GemmExecutor>(std::make_unique<SimExecutor>(std::move(planned), std::move(activity), opt));
+  return std::unique_ptr<GemmExecutor>(
+      std::make_unique<SimExecutor>(std::move(planned), std::move(activity), std::move(stats), opt));
 }
 
 }  // namespace wattlab::lab
