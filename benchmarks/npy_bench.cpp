@@ -44,7 +44,7 @@ BENCHMARK(BM_ReadNpyOperand)->Args({4096, 0})->Args({4096, 1})->Unit(benchmark::
 
 void BM_Sha256(benchmark::State& state) {
   const std::vector<unsigned char> data(static_cast<std::size_t>(state.range(0)), 0x5A);
-  for (auto _ : state) benchmark::DoNotOptimize(sha256_hex(data.data(), data.size()));
+  for (auto _ : state) benchmark::DoNotOptimize(wattlab::sha256_hex(data.data(), data.size()));
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_Sha256)->Arg(32 << 20)->Unit(benchmark::kMillisecond);

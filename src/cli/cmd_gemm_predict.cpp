@@ -16,6 +16,7 @@
 #include "lab/bit_stats.h"
 #include "lab/gemm_model.h"
 #include "lab/generate.h"
+#include "lab/npy.h"
 #include "lab/plan.h"
 #include "lab/study_recipes.h"
 
@@ -24,8 +25,9 @@ namespace {
 
 struct GemmPredictOptions {
   std::string engine = "bf16";
-  std::string shape = "8192";
+  std::string shape;               // empty: what --a/--b hold, else 8192
   std::string recipe_a, recipe_b;  // empty: the engine's reference recipe
+  std::string file_a, file_b;      // .npy operands in place of recipes (docs/gemm-inputs.md)
   uint64_t seed = 1;
   int64_t sample_rows = 2048;  // rows of A (columns of B) generated for the statistics; 0: all
   std::string model;  // empty: the model built into wattlab
@@ -35,12 +37,24 @@ struct GemmPredictOptions {
 // Where an operand's bytes come from. Every operand of a prediction is made by operand_bytes().
 struct OperandSource {
   std::string recipe;  // generated on the CPU with the lab's generator (bit-identical to the GPU's)
+  std::string file;    // or read from a .npy file, whole
 };
 
 std::vector<std::byte> operand_bytes(const OperandSource& src, const lab::OperandShape& shape, uint64_t seed) {
-  const auto recipe = usage_or_value(lab::parse_recipe(src.recipe), shape.which == lab::Operand::A ? "--recipe-a" : "--recipe-b");
+  const bool is_a = shape.which == lab::Operand::A;
+  if (!src.file.empty()) {
+    try {
+      return lab::read_npy_operand(src.file, shape);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", is_a ? "--a" : "--b", e.what()));
+    }
+  }
+  const auto recipe = usage_or_value(lab::parse_recipe(src.recipe), is_a ? "--recipe-a" : "--recipe-b");
   return lab::generate_cpu(recipe, shape, seed);
 }
+
+// What names an operand in the output: its recipe, or its file.
+std::string operand_text(const OperandSource& src) { return src.file.empty() ? src.recipe : "file:" + src.file; }
 
 struct ModelSource {
   lab::GemmModel model;
@@ -74,13 +88,17 @@ nlohmann::json stats_json(const lab::OperandBitStats& s) {
 
 int run_predict(const GemmPredictOptions& o, Io& io) {
   const lab::Engine engine = usage_or_value(lab::parse_engine(o.engine), "--engine");
-  const lab::Shape shape = usage_or_value(lab::parse_shape(o.shape), "--shape");
+  if (!o.file_a.empty() && !o.recipe_a.empty()) throw UsageError("--a and --recipe-a both name A: give one");
+  if (!o.file_b.empty() && !o.recipe_b.empty()) throw UsageError("--b and --recipe-b both name B: give one");
+  const bool files = !o.file_a.empty() || !o.file_b.empty();
+  const lab::Shape shape = !o.shape.empty() || !files ? usage_or_value(lab::parse_shape(o.shape.empty() ? "8192" : o.shape), "--shape")
+                                                      : shape_from_operand_files(o.file_a, o.file_b);
   check_shape(engine, shape);
   const lab::SweepValue ref = usage_or_value(lab::reference_value(engine), "reference recipe");
-  const OperandSource src_a{o.recipe_a.empty() ? ref.recipe_a : o.recipe_a};
-  const OperandSource src_b{o.recipe_b.empty() ? ref.recipe_b : o.recipe_b};
-  check_recipe(src_a.recipe, true, engine, shape);
-  check_recipe(src_b.recipe, false, engine, shape);
+  const OperandSource src_a{o.file_a.empty() ? (o.recipe_a.empty() ? ref.recipe_a : o.recipe_a) : "", o.file_a};
+  const OperandSource src_b{o.file_b.empty() ? (o.recipe_b.empty() ? ref.recipe_b : o.recipe_b) : "", o.file_b};
+  if (src_a.file.empty()) check_recipe(src_a.recipe, true, engine, shape);
+  if (src_b.file.empty()) check_recipe(src_b.recipe, false, engine, shape);
   const auto ms = load_model(o.model);
   const std::string shape_text = lab::to_string(shape);
   const lab::GemmEngineFit* fit = lab::find_gemm_fit(ms.model, lab::to_string(engine), shape_text);
@@ -92,10 +110,11 @@ int run_predict(const GemmPredictOptions& o, Io& io) {
   // The statistics come from the first sample_rows rows of A and columns of B, generated as an
   // operand of that many rows (the same recipe and seed): the per-element and along-K statistics
   // are estimated without bias; sorting along M/N over the whole matrix and the count of distinct
-  // values depend on the operand's size, so they are estimates of the full operand's.
+  // values depend on the operand's size, so they are estimates of the full operand's. An operand
+  // from a file is read whole, so with a file the statistics are the whole operands'.
   if (o.sample_rows < 0) throw UsageError(fmt::format("--sample-rows {}: must be 0 (all) or more", o.sample_rows));
-  const int64_t m_gen = o.sample_rows == 0 ? shape.m : std::min(shape.m, o.sample_rows);
-  const int64_t n_gen = o.sample_rows == 0 ? shape.n : std::min(shape.n, o.sample_rows);
+  const int64_t m_gen = o.sample_rows == 0 || files ? shape.m : std::min(shape.m, o.sample_rows);
+  const int64_t n_gen = o.sample_rows == 0 || files ? shape.n : std::min(shape.n, o.sample_rows);
   const bool sampled = m_gen < shape.m || n_gen < shape.n;
   const lab::OperandShape sa{lab::Operand::A, m_gen, n_gen, shape.k, es.a};
   const lab::OperandShape sb{lab::Operand::B, m_gen, n_gen, shape.k, es.b};
@@ -103,7 +122,8 @@ int run_predict(const GemmPredictOptions& o, Io& io) {
       sampled ? fmt::format("estimated from {} of {} rows of A and {} of {} columns of B, generated on the CPU "
                             "(--sample-rows 0: the whole operands)",
                             m_gen, shape.m, n_gen, shape.n)
-              : std::string("the whole operands, generated on the CPU");
+              : std::string(files ? "the whole operands, read from the files and generated on the CPU"
+                                  : "the whole operands, generated on the CPU");
   const auto t0 = std::chrono::steady_clock::now();
   const auto a = operand_bytes(src_a, sa, o.seed);
   const auto b = operand_bytes(src_b, sb, o.seed);
@@ -131,8 +151,8 @@ int run_predict(const GemmPredictOptions& o, Io& io) {
                         {"engine", lab::to_string(engine)},
                         {"shape", shape_text},
                         {"seed", o.seed},
-                        {"recipe_a", src_a.recipe},
-                        {"recipe_b", src_b.recipe},
+                        {"operand_a", operand_text(src_a)},
+                        {"operand_b", operand_text(src_b)},
                         {"operand_statistics",
                          {{"a", stats_json(st.a)}, {"b", stats_json(st.b)}, {"ab_bit_agreement", st.ab_bit_agreement},
                           {"from", stats_from}}},
@@ -161,7 +181,7 @@ int run_predict(const GemmPredictOptions& o, Io& io) {
   io.out << fmt::format("wattlab gemm predict: {} (model {}, fitted {} on {} sha256 {})\n", what, ms.name,
                         ms.model.date, ms.model.training_csv, ms.model.training_sha256.substr(0, 16));
   io.out << fmt::format("engine {}, shape {}, seed {}\n  A: {}\n  B: {}\n", lab::to_string(engine), shape_text, o.seed,
-                        src_a.recipe, src_b.recipe);
+                        operand_text(src_a), operand_text(src_b));
   io.out << fmt::format(
       "operand statistics ({}, {:.1f} s): popcount {:.3f} / {:.3f} bits, zero "
       "fraction {:.3f} / {:.3f}, distinct values {} / {}, Hamming along K {:.3f} / {:.3f} bits, along M/N {:.3f} / "
@@ -197,9 +217,11 @@ void register_gemm_predict(CLI::App& gemm, Action& action) {
   auto o = std::make_shared<GemmPredictOptions>();
   auto* sub = gemm.add_subcommand("predict", "Predict a GEMM's energy, power and clock from its inputs (the GEMM model)");
   sub->add_option("--engine", o->engine, "engine")->capture_default_str();
-  sub->add_option("--shape", o->shape, "shape: N or MxNxK")->capture_default_str();
+  sub->add_option("--shape", o->shape, "shape: N or MxNxK (default: what --a/--b hold, else 8192)");
   sub->add_option("--recipe-a", o->recipe_a, "recipe of A (default: the engine's reference)");
   sub->add_option("--recipe-b", o->recipe_b, "recipe of B (default: the engine's reference)");
+  sub->add_option("--a", o->file_a, "A (M x K) from a .npy file instead of a recipe (docs/gemm-inputs.md)");
+  sub->add_option("--b", o->file_b, "B (K x N) from a .npy file instead of a recipe");
   sub->add_option("--seed", o->seed, "input seed")->capture_default_str();
   sub->add_option("--sample-rows", o->sample_rows, "rows of A and columns of B the statistics are estimated from; 0: all")
       ->capture_default_str();

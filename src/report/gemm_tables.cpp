@@ -22,10 +22,10 @@ std::string opt_num(const std::optional<double>& v, const char* spec = "{:.4g}")
 std::string pct(const Stat& s) { return mean_sd(s, "{:+.2f}"); }
 std::string pct(const std::optional<Stat>& s) { return s ? pct(*s) : "n/a"; }
 
-// "-23.7 % [-25.1, -22.2]": ΔE and its 95 % CI; "(1 seed)" when the CI spans the reference points only.
+// "-23.7 % [-25.1, -22.2]", "+0.3 % [-0.4, +1.0]": ΔE and its 95 % CI, signed like the other Δ columns; "(1 seed)" when the CI spans the reference points only.
 std::string ci_text(const std::optional<DeltaCi>& ci) {
   if (!ci) return "n/a";
-  return fmt::format("{:.1f} % [{:.1f}, {:.1f}]{}", ci->mean_pct, ci->lo_pct, ci->hi_pct, ci->references_only ? " (1 seed)" : "");
+  return fmt::format("{:+.1f} % [{:+.1f}, {:+.1f}]{}", ci->mean_pct, ci->lo_pct, ci->hi_pct, ci->references_only ? " (1 seed)" : "");
 }
 
 // Which of a row's points had a non-finite output, and why.

@@ -1,6 +1,7 @@
 // End-to-end: `wattlab gemm fit` and `wattlab gemm predict` as a user runs them: the committed
 // model is a fresh fit of the committed CSV; a fit on a CSV this test writes from a known law;
-// predictions from recipes against the built-in model; bad input exits 2 naming the problem.
+// predictions from recipes against the built-in model and from .npy files the test writes; bad
+// input exits 2 naming the problem.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/shell.h"
+#include "lab/npy.h"
 
 namespace {
 
@@ -148,6 +151,48 @@ TEST_F(GemmModelCli, FitOnAKnownLawScoresItHeldOutAndPredictUsesTheFile) {
   EXPECT_NEAR(e["predicted"].get<double>(), 0.5 + 0.8 * hk - 0.4 * zero, 1e-4);
   EXPECT_LT(e["low95"].get<double>(), e["predicted"].get<double>());
   EXPECT_GT(e["high95"].get<double>(), e["predicted"].get<double>());
+}
+
+TEST_F(GemmModelCli, PredictReadsOperandsFromNpyFiles) {
+  const std::string csv = write("law.csv", law_csv(6, 5));
+  const std::string model = (dir_ / "law.json").string();
+  ASSERT_EQ(sh("gemm fit --points " + csv + " --gpu TestGPU --out " + model + " --ridge 0").rc, 0);
+  // A: 256 x 256 bf16 zeros; B: 256 x 256 bf16 bit patterns that change along K (C order, K x N).
+  const std::string a = (dir_ / "a.npy").string(), b = (dir_ / "b.npy").string();
+  const std::vector<uint16_t> zeros(256 * 256, 0);
+  std::vector<uint16_t> pattern(256 * 256);
+  for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint16_t>(0x3C00 + (i * 7919) % 509);
+  wattlab::lab::write_npy(a, "<u2", {256, 256}, zeros.data(), zeros.size() * 2);
+  wattlab::lab::write_npy(b, "<u2", {256, 256}, pattern.data(), pattern.size() * 2);
+  // No --shape: the files give 256^3.
+  const auto p = sh("gemm predict --engine bf16 --model " + model + " --a " + a + " --b " + b + " --json");
+  ASSERT_EQ(p.rc, 0) << p.out;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["shape"], "256x256x256");
+  EXPECT_EQ(j["operand_a"], "file:" + a);
+  const auto& sa = j["operand_statistics"]["a"];
+  const auto& sb = j["operand_statistics"]["b"];
+  EXPECT_EQ(sa["zero_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(sa["popcount_bits"].get<double>(), 0.0);
+  EXPECT_GT(sb["hamming_k_bits"].get<double>(), 0.0);
+  EXPECT_NE(j["operand_statistics"]["from"].get<std::string>().find("read from the files"), std::string::npos);
+  const double hk = (sa["hamming_k_bits"].get<double>() + sb["hamming_k_bits"].get<double>()) / 32;
+  const double zero = (sa["zero_fraction"].get<double>() + sb["zero_fraction"].get<double>()) / 2;
+  EXPECT_NEAR(j["predictions"]["energy_per_gemm_j"]["predicted"].get<double>(), 0.5 + 0.8 * hk - 0.4 * zero, 1e-4);
+
+  // One file and one recipe; a file and a recipe for the same operand; files whose K differ.
+  EXPECT_EQ(sh("gemm predict --engine bf16 --model " + model + " --a " + a + " --json").rc, 0);
+  const auto both = sh("gemm predict --engine bf16 --model " + model + " --a " + a + " --recipe-a " + kRef);
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.out.find("--a and --recipe-a both name A"), std::string::npos) << both.out;
+  const std::string narrow = (dir_ / "narrow.npy").string();
+  wattlab::lab::write_npy(narrow, "<u2", {128, 256}, zeros.data(), 128 * 256 * 2);
+  const auto k = sh("gemm predict --engine bf16 --model " + model + " --a " + a + " --b " + narrow);
+  EXPECT_EQ(k.rc, 2);
+  EXPECT_NE(k.out.find("their K differ"), std::string::npos) << k.out;
+  const auto dtype = sh("gemm predict --engine bf16 --model " + model + " --a " + csv);
+  EXPECT_EQ(dtype.rc, 2);
+  EXPECT_NE(dtype.out.find("--a"), std::string::npos) << dtype.out;
 }
 
 TEST_F(GemmModelCli, PredictFromRecipesWithTheBuiltInModel) {

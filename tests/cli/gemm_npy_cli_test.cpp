@@ -30,7 +30,7 @@ const std::string kFast = " --device sim --window-s 0.5 --warmup-min-s 1 --warmu
 std::string file_sha256(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return sha256_hex(bytes.data(), bytes.size());
+  return wattlab::sha256_hex(bytes.data(), bytes.size());
 }
 
 class GemmNpyCli : public ::testing::Test {

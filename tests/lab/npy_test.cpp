@@ -162,7 +162,7 @@ TEST_F(Npy, LoadGivesTheFilesSha256AndTheLabelNamesIt) {
   const NpyOperand op = load_npy_operand(p, {Operand::B, 3, 4, 2, DType::f32});
   std::ifstream f(p, std::ios::binary);
   const std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(op.file_sha256, sha256_hex(file.data(), file.size()));
+  EXPECT_EQ(op.file_sha256, wattlab::sha256_hex(file.data(), file.size()));
   EXPECT_EQ(npy_operand_label("z.npy", op.file_sha256), "file:z.npy sha256:" + op.file_sha256.substr(0, 16));
 }
 
