@@ -27,6 +27,13 @@ bool hides_reset(double delta_j, const Timeline::Integrated& power, double timin
   return delta_j < kHiddenResetShare * power.energy_j - 4 * power.u_j - 4 * mean_w * timing_s;
 }
 
+// Whether a counter step holds far more than the samples say was drawn: the step out of a stale
+// value (a stuck counter catching up), by the same margins as hides_reset the other way.
+bool catches_up(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return kHiddenResetShare * delta_j > power.energy_j + 4 * power.u_j + 4 * mean_w * timing_s;
+}
+
 }  // namespace
 
 Timeline::Timeline(const Domain& domain, std::size_t capacity)
@@ -82,10 +89,21 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const bool by_samples = bridge.ok && bridge.estimator == Estimator::integrated_samples;
   const bool checkable = t - prev.t_ns >= kHiddenResetMinUpdates * counter_update_ns_;
   const double timing_s = static_cast<double>(prev.sigma_t_ns + sigma_ns) * kNs;
+  // The same value again while the power says energy flowed: a stuck counter's stale value, which
+  // belongs to some earlier instant. Not placed; the step to its next new value holds the energy.
+  if (raw == prev_raw && bridge.ok) {
+    const double mean_w = bridge.energy_j / (static_cast<double>(t - prev.t_ns) * kNs);
+    if (bridge.energy_j - 4 * bridge.u_j - 4 * mean_w * timing_s > counter_res_j_) return "";
+  }
   const bool hidden_reset = !step.reset && !jump && by_samples && checkable &&
                             hides_reset(step.delta, bridge, timing_s, t - prev.t_ns);
-  if (!step.reset && !jump && !hidden_reset) {
-    counter_.push({t, prev.energy_j + step.delta, sigma_ns, false});
+  const double taken_back_j =
+      !step.reset && !jump && !hidden_reset && by_samples ? settle_stale(prev.t_ns, t, step.delta, bridge) : 0.0;
+  const bool caught_up = taken_back_j > 0;
+  const bool catch_up = !step.reset && !jump && !hidden_reset && !caught_up && by_samples && checkable &&
+                        catches_up(step.delta, bridge, timing_s, t - prev.t_ns);
+  if (!step.reset && !jump && !hidden_reset && !catch_up) {
+    counter_.push({t, prev.energy_j + step.delta - taken_back_j, sigma_ns, false});
     // Without samples over the step yet, check it for a hidden reset once they cover it.
     if (!by_samples && checkable && has_samples_)
       pending_bridges_.push_back(PendingBridge{prev.t_ns, t, step.delta, true, timing_s});
@@ -98,12 +116,14 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const double delta = bridge.ok ? bridge.energy_j : provisional_j;
   const double u_j = bridge.ok ? bridge_u_j(bridge, timing_s, t - prev.t_ns) : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
-  resets_.push({t, jump, prev.t_ns, u_j});
+  resets_.push({t, jump, prev.t_ns, u_j, hidden_reset && bridge.ok ? bridge.energy_j - step.delta : 0.0, false});
   if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, timing_s});
   const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
                                       std::to_string(raw) + " J, faster than any board draws"
                            : hidden_reset ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
                                                 std::to_string(bridge.energy_j) + " J: reset between reads"
+                           : catch_up ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
+                                            std::to_string(bridge.energy_j) + " J: a stale value caught up"
                                           : "energy counter went back from " + std::to_string(prev_raw) + " J to " +
                                                 std::to_string(raw) + " J";
   return what + "; bridged with " +
@@ -126,10 +146,12 @@ void Timeline::resolve_pending_bridges() {
     const Integrated bridge = integrate_power(pb.t0_ns, pb.t1_ns);
     if (!bridge.ok) continue;
     if (pb.check_only) {
-      if (!hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
+      if (settle_stale(pb.t0_ns, pb.t1_ns, pb.provisional_j, bridge) > 0) continue;
+      const bool low = hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns);
+      if (!low && !catches_up(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
       for (std::size_t i = 0; i < counter_.size(); ++i)
         if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
-      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0});
+      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0, low ? bridge.energy_j - pb.provisional_j : 0.0, false});
     }
     const double correction = bridge.energy_j - pb.provisional_j;
     for (std::size_t i = 0; i < counter_.size(); ++i)
@@ -137,6 +159,28 @@ void Timeline::resolve_pending_bridges() {
     for (std::size_t i = 0; i < resets_.size(); ++i)
       if (resets_[i].t_ns == pb.t1_ns) resets_[i].u_j = bridge_u_j(bridge, pb.timing_s, pb.t1_ns - pb.t0_ns);
   }
+}
+
+double Timeline::settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power) {
+  CounterBridge* b = nullptr;
+  for (std::size_t i = resets_.size(); i-- > 0;)
+    if (resets_[i].t_ns == t0_ns) {
+      b = &resets_[i];
+      break;
+    }
+  if (!b || b->deficit_j <= 0 || b->stale) return 0.0;
+  // Stale if the step's excess over the power is nearer the deficit than nothing (a reset's next
+  // step holds what the power drew).
+  const double excess_j = delta_j - power.energy_j;
+  if (std::abs(excess_j - b->deficit_j) >= std::abs(excess_j)) return 0.0;
+  b->stale = true;
+  for (std::size_t i = 0; i < counter_.size(); ++i)
+    if (counter_[i].t_ns >= t1_ns) counter_[i].energy_j -= b->deficit_j;
+  // The point t1 (when already in the timeline) is the counter's own again; before it, the stale
+  // point keeps the power's energy, and the step into t1 carries that bridge's uncertainty.
+  const double deficit_j = b->deficit_j;
+  resets_.push({t1_ns, false, t0_ns, b->u_j, 0.0, true});
+  return deficit_j;
 }
 
 void Timeline::add_sample(const Reading& r) {

@@ -31,6 +31,11 @@ struct CounterBridge {
   bool jump = false;      // rose implausibly fast (false: went back)
   int64_t from_ns = 0;    // where the bridged step starts (the previous point)
   double u_j = 0;         // 1 sigma of the bridge's energy
+  // A step far below the power (a hidden reset, or a stuck counter's stale value): the energy the
+  // bridge added. When the next step holds that much more than the power, the value was stale and
+  // the counter itself caught up: the bridge is taken back there (Timeline::settle_stale).
+  double deficit_j = 0;
+  bool stale = false;     // the step held a stale value, and the counter caught up after it
 };
 
 // The cumulative energy at one instant, with its standard uncertainties (1 sigma, in J).
@@ -121,6 +126,10 @@ class Timeline {
   // step, oldest first.
   std::vector<PendingBridge> pending_bridges_;
   void resolve_pending_bridges();
+  // A step out of a point bridged for holding too little: when it holds the missing energy more
+  // than the power, the point's value was stale, and the points from t1 on take the counter's own
+  // values again. Returns the energy taken back from them (0: not stale).
+  double settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power);
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
   int samples_since_noise_ = 0, instant_since_noise_ = 0;
 

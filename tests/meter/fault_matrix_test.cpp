@@ -160,8 +160,6 @@ bool known_gap(const std::string& name) {
       "stuck_all_every600ms",
       "stuck_energy_counter_j_every1000ms",
       "stuck_energy_counter_j_every150ms",
-      "stuck_energy_counter_j_every2500ms",
-      "stuck_energy_counter_j_every600ms",
       "stuck_power_sample_w_every150ms",
       "stuck_power_sample_w_every2500ms",
       "stuck_power_sample_w_every600ms"};
