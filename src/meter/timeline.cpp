@@ -13,6 +13,8 @@ constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held b
 // reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
 constexpr double kHiddenResetShare = 0.85;
 constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in counter updates
+// Below this reading noise (W, 1 sigma) equal successive samples can be real (a noiseless source).
+constexpr double kMinNoiseForFrozenW = 0.05;
 
 // Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
 // beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
@@ -188,6 +190,11 @@ void Timeline::add_sample(const Reading& r) {
   if (!samples_.pieces.empty()) {
     const PowerPiece& last = samples_.pieces.back();
     if (p.t1_ns <= last.t1_ns) return;  // seen already
+    // The very value of the previous sample, from a buffer whose readings carry noise: a stuck
+    // buffer repeating itself, not a measurement (two noisy readings agree to the last bit about
+    // once in thousands). Left out: a lone one is a gap the fill below holds over, a run a hole
+    // that the instant power shapes instead.
+    if (r.value == last_sample_w_ && samples_noise_w_ > kMinNoiseForFrozenW) return;
     // The H200's buffer is not evenly spaced: 17.5% of 22,249 gaps were 22-45 ms at a nominal
     // 20 ms (docs/results/gemm-h200.md). A gap up to kMaxSampleFill spacings is held back to the
     // previous sample; without that, a hole broke coverage in nearly every window and the coarse
@@ -196,6 +203,7 @@ void Timeline::add_sample(const Reading& r) {
     p.t0_ns = std::max(p.t0_ns, last.t1_ns);
   }
   samples_.pieces.push(p);
+  last_sample_w_ = r.value;
   if (!pending_bridges_.empty()) resolve_pending_bridges();
   if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
     estimate_noise(samples_, samples_noise_w_);

@@ -131,6 +131,7 @@ class Timeline {
   // values again. Returns the energy taken back from them (0: not stale).
   double settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power);
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
+  double last_sample_w_ = -1;  // the newest sample taken (a repeat of it is a stuck buffer)
   int samples_since_noise_ = 0, instant_since_noise_ = 0;
 
   bool has_counter_ = false, has_samples_ = false, has_instant_ = false;
