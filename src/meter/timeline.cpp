@@ -264,6 +264,12 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
     e.covered = i < 0;  // before the first point nothing newer is needed
     e.energy_j = i < 0 ? p.energy_j - part.energy_j : p.energy_j + part.energy_j;
     e.u_shape_j = part.u_j;
+    // Where the point really is moves the split between it and the power: the power around the
+    // point times its timing sigma (the same term as between two points).
+    if (p.sigma_t_ns > 0) {
+      const Integrated around = integrate_power(p.t_ns - p.sigma_t_ns, p.t_ns + p.sigma_t_ns);
+      if (around.ok) e.u_timing_j = around.energy_j / 2.0;
+    }
     e.estimator = counter_plus(part.estimator);
     return e;
   }
