@@ -387,7 +387,15 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   // Level uncertainty: when the span's end points really were, and the counter's resolution.
   // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
   const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
-  const double u_dE = rss({k * sl.front().power_w * s0, k * sl.back().power_w * s1, counter_res_j_});
+  // The power a point's timing error moves: the highest sample next to it, not the one sample at
+  // it (under a load that switches within a sample, that one may hold the low level).
+  auto near_peak_w = [&](int64_t t_ns) {
+    double w = 0;
+    for (const auto& q : samples_.slice(t_ns - 2 * samples_.spacing_ns, t_ns + 2 * samples_.spacing_ns))
+      w = std::max(w, q.power_w);
+    return w;
+  };
+  const double u_dE = rss({k * near_peak_w(p0.t_ns) * s0, k * near_peak_w(p1.t_ns) * s1, counter_res_j_});
   double u_k = k * u_dE / dE;
   // The counter's edge times can be off by more than the grid claims, so also take the scale's
   // own scatter: the scales of the span's four quarters are independent estimates of k, and

@@ -136,7 +136,6 @@ TEST_P(FaultMatrix, EveryWindowIsRightWithinItsUncertaintyOrSaysWhyNot) {
 // they run with --gtest_also_run_disabled_tests.
 bool known_gap(const std::string& name) {
   static const std::vector<std::string> gaps = {
-      "counter_reset_twice_600ms_apart",
       "garbage_all_every1000ms",
       "garbage_all_every150ms",
       "garbage_energy_counter_j_every150ms",
