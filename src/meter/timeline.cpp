@@ -9,6 +9,7 @@ namespace {
 constexpr double kNs = 1e-9;
 const double kSqrt3 = std::sqrt(3.0);
 constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held back (add_sample)
+constexpr int64_t kMaxInstantHold = 2;  // updates an instant power value is held back over (add_instant)
 // A counter step below this share of the integrated power's energy (less 4 sigma) is a reset the
 // reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
 constexpr double kHiddenResetShare = 0.85;
@@ -226,7 +227,13 @@ void Timeline::add_instant(const Reading& r) {
   }
   if (last_instant_ && r.t_ns > last_instant_->t_ns)
   {
-    instant_.pieces.push({last_instant_->t_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
+    // Held back at most kMaxInstantHold updates: over a longer gap (reads that failed, stalled or
+    // were dropped as garbage) the value says nothing about the power earlier on, and the gap
+    // stays a hole instead of a confident flat stretch.
+    const int64_t from_ns =
+        instant_.spacing_ns > 0 ? std::max(last_instant_->t_ns, r.t_ns - kMaxInstantHold * instant_.spacing_ns)
+                                : last_instant_->t_ns;
+    instant_.pieces.push({from_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
     if (++instant_since_noise_ >= 256 || instant_noise_w_ == 0) {
       estimate_noise(instant_, instant_noise_w_);
       instant_since_noise_ = 0;

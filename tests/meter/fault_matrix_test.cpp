@@ -136,11 +136,7 @@ TEST_P(FaultMatrix, EveryWindowIsRightWithinItsUncertaintyOrSaysWhyNot) {
 // they run with --gtest_also_run_disabled_tests.
 bool known_gap(const std::string& name) {
   static const std::vector<std::string> gaps = {
-      "garbage_all_every1000ms",
-      "garbage_all_every150ms",
       "garbage_energy_counter_j_every150ms",
-      "read_error_all_every150ms",
-      "read_error_all_every2500ms",
       "slow_all_200ms_every150ms",
       "slow_all_200ms_every2500ms",
       "slow_all_200ms_every600ms",
