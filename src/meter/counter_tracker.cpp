@@ -14,7 +14,10 @@ CounterTracker::CounterTracker(int64_t update_period_ns, int64_t interval_ns, bo
 CounterNext CounterTracker::on_read(const CounterRead& r) { return on_grid_ ? grid_read(r) : plain_read(r); }
 
 void CounterTracker::on_failed_read() {
-  phase_ = CounterPhase::probing;
+  // A locked grid stays: the next read is placed on it, and the next check bracket tests it.
+  // Probing back to back after every failure (a spell of errors or stalls) left the budget in
+  // debt for tens of seconds, and the counter unread.
+  phase_ = on_grid_ && grid_.locked() ? CounterPhase::locked : CounterPhase::probing;
   have_probe_ = false;
 }
 
@@ -57,8 +60,10 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterGrid& g = grid_;
   if (r.dur_ns > update_ns_ / kSlowReadDivisor) {
     // When inside the read the value was taken is unknown: no placement, and no bracket from it.
+    // On a locked grid the read is made again just after the next update; else at once.
     on_failed_read();
-    n.next_ns = r.now_ns;
+    n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) + 2'000'000 + g.uncertainty_ns() * 2
+                                               : r.now_ns;
     n.pace_next = false;
     return n;
   }

@@ -161,14 +161,21 @@ TEST(CounterTracker, ABracketThatSeesNoUpdateOnAGridThatMovedProbesAgain) {
             c.read_ns);
 }
 
-TEST(CounterTracker, AFailedReadStartsProbingAgain) {
+TEST(CounterTracker, AFailedReadKeepsALockedGridAndProbesWithoutOne) {
   ScriptedCounter c;
   CounterTracker tr(c.period_ns, 1'000'000'000, true);
+  tr.on_failed_read();  // before the grid is found: probing goes on
+  EXPECT_EQ(tr.phase(), CounterPhase::probing);
   drive(tr, c, 0, 2'000'000'000);
   ASSERT_EQ(tr.phase(), CounterPhase::locked);
   tr.on_failed_read();
-  EXPECT_EQ(tr.phase(), CounterPhase::probing);
+  EXPECT_EQ(tr.phase(), CounterPhase::locked) << "a failed read does not probe a locked grid back to back";
   EXPECT_FALSE(tr.probe_free()) << "only the start-up probe is free";
+  // The next read, late and off its slot, is placed on the true update before it.
+  const int64_t t = 2'345'000'000, mid = t + c.read_ns / 2;
+  const CounterNext n = tr.on_read({c.value_at(mid), mid, c.read_ns, t + c.read_ns, static_cast<double>(c.read_ns)});
+  ASSERT_TRUE(n.point.has_value());
+  EXPECT_LE(std::llabs(n.point->t_ns - c.update_at_or_before(mid)), c.read_ns);
 }
 
 TEST(CounterTracker, GridSlotKeepsTheOffsetFromAnUpdate) {
