@@ -62,7 +62,9 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
     // When inside the read the value was taken is unknown: no placement, and no bracket from it.
     // On a locked grid the read is made again just after the next update; else at once.
     on_failed_read();
-    n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) + 2'000'000 + g.uncertainty_ns() * 2
+    n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) +
+                                                     std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
+                                                     static_cast<int64_t>(r.cost_ns)
                                                : r.now_ns;
     n.pace_next = false;
     return n;

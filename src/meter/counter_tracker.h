@@ -58,7 +58,7 @@ class CounterTracker {
 
   // A read on the grid that takes longer than this share of the update period (a latency spike:
   // H200 reads take 3 ms median, 15 ms p99) may have seen an update anywhere inside it: its value
-  // is not placed, and the grid is probed afresh.
+  // is not placed; it is made again after the next update of a locked grid (probed afresh without one).
   static constexpr int64_t kSlowReadDivisor = 4;
 
   // A counter that shows the same value across this many update periods has stopped publishing

@@ -119,7 +119,7 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const double delta = bridge.ok ? bridge.energy_j : provisional_j;
   const double u_j = bridge.ok ? bridge_u_j(bridge, timing_s, t - prev.t_ns) : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
-  resets_.push({t, jump, prev.t_ns, u_j, hidden_reset && bridge.ok ? bridge.energy_j - step.delta : 0.0, false});
+  resets_.push({t, jump, prev.t_ns, u_j, hidden_reset && bridge.ok ? bridge.energy_j - step.delta : 0.0, false, false});
   if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, timing_s});
   const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
                                       std::to_string(raw) + " J, faster than any board draws"
@@ -154,7 +154,7 @@ void Timeline::resolve_pending_bridges() {
       if (!low && !catches_up(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
       for (std::size_t i = 0; i < counter_.size(); ++i)
         if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
-      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0, low ? bridge.energy_j - pb.provisional_j : 0.0, false});
+      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0, low ? bridge.energy_j - pb.provisional_j : 0.0, false, false});
     }
     const double correction = bridge.energy_j - pb.provisional_j;
     for (std::size_t i = 0; i < counter_.size(); ++i)
@@ -182,7 +182,7 @@ double Timeline::settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, cons
   // The point t1 (when already in the timeline) is the counter's own again; before it, the stale
   // point keeps the power's energy, and the step into t1 carries that bridge's uncertainty.
   const double deficit_j = b->deficit_j;
-  resets_.push({t1_ns, false, t0_ns, b->u_j, 0.0, true});
+  resets_.push({t1_ns, false, t0_ns, b->u_j, 0.0, false, true});
   return deficit_j;
 }
 

@@ -35,7 +35,8 @@ struct CounterBridge {
   // bridge added. When the next step holds that much more than the power, the value was stale and
   // the counter itself caught up: the bridge is taken back there (Timeline::settle_stale).
   double deficit_j = 0;
-  bool stale = false;     // the step held a stale value, and the counter caught up after it
+  bool stale = false;      // the bridged point held a stale value (the counter caught up after it)
+  bool caught_up = false;  // the step out of a stale value: the counter's own values from here on
 };
 
 // The cumulative energy at one instant, with its standard uncertainties (1 sigma, in J).
