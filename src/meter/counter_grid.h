@@ -24,13 +24,23 @@ class CounterGrid {
   int64_t uncertainty_ns() const { return half_width_ns_; }
   // The phase is lost (a check bracket saw no update); the narrow brackets stay, so the next probe
   // can refine the period from them (a period off nominal is what usually loses the phase).
-  void unlock() { have_phase_ = false; brackets_.clear(); }
+  void unlock() {
+    have_phase_ = false;
+    kept_ = brackets_;
+    brackets_.clear();
+  }
+  // The phase before unlock() was right after all (the counter was stuck, not drifted): back to it.
+  void relock() {
+    brackets_ = kept_;
+    have_phase_ = !brackets_.empty();
+  }
 
  private:
   struct Bracket {
     int64_t lo_ns, hi_ns;
   };
   std::deque<Bracket> brackets_;
+  std::deque<Bracket> kept_;    // the brackets before the newest unlock(), for relock()
   std::deque<Bracket> narrow_;  // the narrowest brackets (probes), kept across unlock(), for the period
   int64_t min_width_ns_ = 0;
   int64_t period_ns_;

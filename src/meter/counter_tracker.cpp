@@ -14,7 +14,10 @@ CounterTracker::CounterTracker(int64_t update_period_ns, int64_t interval_ns, bo
 CounterNext CounterTracker::on_read(const CounterRead& r) { return on_grid_ ? grid_read(r) : plain_read(r); }
 
 void CounterTracker::on_failed_read() {
-  phase_ = CounterPhase::probing;
+  // A locked grid stays: the next read is placed on it, and the next check bracket tests it.
+  // Probing back to back after every failure (a spell of errors or stalls) left the budget in
+  // debt for tens of seconds, and the counter unread.
+  phase_ = on_grid_ && grid_.locked() ? CounterPhase::locked : CounterPhase::probing;
   have_probe_ = false;
 }
 
@@ -57,8 +60,12 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterGrid& g = grid_;
   if (r.dur_ns > update_ns_ / kSlowReadDivisor) {
     // When inside the read the value was taken is unknown: no placement, and no bracket from it.
+    // On a locked grid the read is made again just after the next update; else at once.
     on_failed_read();
-    n.next_ns = r.now_ns;
+    n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) +
+                                                     std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
+                                                     static_cast<int64_t>(r.cost_ns)
+                                               : r.now_ns;
     n.pace_next = false;
     return n;
   }
@@ -66,7 +73,44 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
   // longer of the last and the mean.
   const int64_t margin = std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
                          std::max<int64_t>(r.dur_ns, static_cast<int64_t>(r.cost_ns));
+  // The same value as the previous read on the grid, a whole interval of several updates ago: the
+  // counter stopped publishing. The grid stays (a stuck counter keeps its timer); the reads go on at
+  // the interval, and nothing is placed until the value moves. Then it is the newest update's.
+  const bool can_freeze = interval_ns_ >= kStaleUpdates * update_ns_;
+  if ((phase_ == CounterPhase::locked || phase_ == CounterPhase::stale) && can_freeze && have_locked_value_ &&
+      r.value == locked_value_) {
+    phase_ = CounterPhase::stale;
+    n.next_ns = g.update_at_or_before(mid + interval_ns_) + margin;
+    n.align_ns = margin;
+    return n;
+  }
+  if (phase_ == CounterPhase::stale) {
+    phase_ = CounterPhase::locked;
+    reads_since_bracket_ = 0;
+  }
+  if (phase_ == CounterPhase::checking) {
+    if (r.value == probe_value_ && mid - probe_t_ns_ >= update_ns_) {
+      // No update across a whole period: stuck, not drifted. The grid it had stays.
+      g.relock();
+      phase_ = CounterPhase::stale;
+      have_locked_value_ = true;
+      locked_value_ = r.value;
+      n.next_ns = g.update_at_or_before(mid + interval_ns_) + margin;
+      n.align_ns = margin;
+      return n;
+    }
+    // It moved: the grid drifted; probe back to back from here.
+    phase_ = CounterPhase::probing;
+    have_probe_ = true;
+    probe_value_ = r.value;
+    probe_t_ns_ = mid;
+    n.next_ns = r.now_ns;
+    n.pace_next = false;
+    return n;
+  }
   if (phase_ == CounterPhase::locked) {
+    have_locked_value_ = true;
+    locked_value_ = r.value;
     n.point = CounterPlacement{r.value, g.update_at_or_before(mid), g.uncertainty_ns()};
     if (++reads_since_bracket_ >= kBracketEvery) {
       // Next time: one read just before the update, one just after.
@@ -110,13 +154,15 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
     n.next_ns = g.update_at_or_before(mid + interval_ns_) + margin;
     n.align_ns = margin;
   } else if (phase_ == CounterPhase::bracketing && have_probe_) {
-    // No change across the predicted update: the grid drifted; probe again.
+    // No change across the predicted update: the grid drifted, or the counter stopped publishing.
+    // One read a period later tells them apart before probing back to back, which on a stuck
+    // counter would read until it moves again and leave the budget in debt for a minute.
     g.unlock();
-    phase_ = CounterPhase::probing;
+    phase_ = can_freeze ? CounterPhase::checking : CounterPhase::probing;
     probe_value_ = r.value;
     probe_t_ns_ = mid;
-    n.next_ns = r.now_ns;
-    n.pace_next = false;  // probing reads back to back; the budget's debt delays the reads after
+    n.next_ns = can_freeze ? mid + update_ns_ + update_ns_ / 4 : r.now_ns;
+    n.pace_next = false;  // part of the check; probing reads back to back, and the budget's debt delays the reads after
   } else {
     have_probe_ = true;
     probe_value_ = r.value;

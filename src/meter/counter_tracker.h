@@ -16,6 +16,8 @@ enum class CounterPhase {
   probing,     // reading until the value changes, to find (again) where the counter publishes
   locked,      // one read per interval, just after an update of the grid
   bracketing,  // a check: the first read, just before the predicted update, is done
+  checking,    // a check saw no update: one read a period later tells a drifted grid from a stuck counter
+  stale,       // the counter stopped publishing: read on the grid at the interval, nothing placed, until it moves
 };
 
 // One successful read of the counter.
@@ -56,8 +58,12 @@ class CounterTracker {
 
   // A read on the grid that takes longer than this share of the update period (a latency spike:
   // H200 reads take 3 ms median, 15 ms p99) may have seen an update anywhere inside it: its value
-  // is not placed, and the grid is probed afresh.
+  // is not placed; it is made again after the next update of a locked grid (probed afresh without one).
   static constexpr int64_t kSlowReadDivisor = 4;
+
+  // A counter that shows the same value across this many update periods has stopped publishing
+  // (stuck): its value belongs to some earlier instant and is not placed.
+  static constexpr int kStaleUpdates = 3;
 
   // on_grid: the counter is dear and is read on its update grid; interval_ns: the configured
   // interval between reads.
@@ -92,6 +98,8 @@ class CounterTracker {
   bool probe_free_;
   bool coarse_probe_ = true;  // the start-up probe's first stage: reads kCoarseProbeStepNs apart
   int fine_tries_ = 0;        // narrowing stretches since the last lock (a wide probe bracket)
+  bool have_locked_value_ = false;
+  double locked_value_ = 0;   // the value of the newest read placed on the locked grid
   // Plain path.
   int64_t last_point_t_ns_ = INT64_MIN;  // newest point it placed
   int64_t value_seen_t_ns_ = INT64_MIN;  // when it first read the current value

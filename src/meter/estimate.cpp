@@ -204,7 +204,11 @@ DomainEnergy estimate_window(const Domain& domain, const Timeline& tl, const Dom
     d.add_issue(IssueCode::counter_reset,
                 fmt::format("energy counter {} {:.3f} s into the window; that step was bridged with "
                             "integrated power",
-                            r.jump ? "jumped implausibly" : "reset", static_cast<double>(r.t_ns - a) * 1e-9));
+                            r.jump        ? "jumped implausibly"
+                            : r.caught_up ? "caught up after a stale value"
+                            : r.stale     ? "held a stale value (stuck)"
+                                          : "reset",
+                            static_cast<double>(r.t_ns - a) * 1e-9));
   d.systematic_j = domain.model.gain_tolerance * std::abs(d.energy_j) + domain.model.unseen_power_w * dur_s;
   d.mean_power_w = dur_s > 0 ? d.energy_j / dur_s : 0;
   d.peak_power_w = tl.peak_power_w(a, b).value_or(d.mean_power_w);

@@ -1,5 +1,6 @@
 // Whether a reading can be real: finite, and inside what the quantity can be. A driver that
-// answers with nonsense (NaN, an all-ones register, a negative energy) must not reach a timeline.
+// answers with nonsense (NaN, an all-ones register, a negative or zero energy) must not reach a
+// timeline.
 #pragma once
 #include <cmath>
 
@@ -17,7 +18,9 @@ inline bool plausible(const Reading& r) {
     case ReadingKind::power_instant_w:
     case ReadingKind::power_average_w:
     case ReadingKind::power_sample_w: return r.value >= 0 && r.value <= kMaxPlausiblePowerW;
-    case ReadingKind::energy_counter_j: return r.value >= 0;
+    // Exactly 0: a register read as zero. A counter that really restarted holds the energy since
+    // the restart by the time it is read (1 mJ resolution: microseconds at any load).
+    case ReadingKind::energy_counter_j: return r.value > 0;
     default: return true;
   }
 }

@@ -9,10 +9,13 @@ namespace {
 constexpr double kNs = 1e-9;
 const double kSqrt3 = std::sqrt(3.0);
 constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held back (add_sample)
+constexpr int64_t kMaxInstantHold = 2;  // updates an instant power value is held back over (add_instant)
 // A counter step below this share of the integrated power's energy (less 4 sigma) is a reset the
 // reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
 constexpr double kHiddenResetShare = 0.85;
 constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in counter updates
+// Below this reading noise (W, 1 sigma) equal successive samples can be real (a noiseless source).
+constexpr double kMinNoiseForFrozenW = 0.05;
 
 // Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
 // beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
@@ -25,6 +28,13 @@ double bridge_u_j(const Timeline::Integrated& power, double timing_s, int64_t dt
 bool hides_reset(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
   const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
   return delta_j < kHiddenResetShare * power.energy_j - 4 * power.u_j - 4 * mean_w * timing_s;
+}
+
+// Whether a counter step holds far more than the samples say was drawn: the step out of a stale
+// value (a stuck counter catching up), by the same margins as hides_reset the other way.
+bool catches_up(double delta_j, const Timeline::Integrated& power, double timing_s, int64_t dt_ns) {
+  const double mean_w = power.energy_j / (static_cast<double>(dt_ns) * kNs);
+  return kHiddenResetShare * delta_j > power.energy_j + 4 * power.u_j + 4 * mean_w * timing_s;
 }
 
 }  // namespace
@@ -82,10 +92,21 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const bool by_samples = bridge.ok && bridge.estimator == Estimator::integrated_samples;
   const bool checkable = t - prev.t_ns >= kHiddenResetMinUpdates * counter_update_ns_;
   const double timing_s = static_cast<double>(prev.sigma_t_ns + sigma_ns) * kNs;
+  // The same value again while the power says energy flowed: a stuck counter's stale value, which
+  // belongs to some earlier instant. Not placed; the step to its next new value holds the energy.
+  if (raw == prev_raw && bridge.ok) {
+    const double mean_w = bridge.energy_j / (static_cast<double>(t - prev.t_ns) * kNs);
+    if (bridge.energy_j - 4 * bridge.u_j - 4 * mean_w * timing_s > counter_res_j_) return "";
+  }
   const bool hidden_reset = !step.reset && !jump && by_samples && checkable &&
                             hides_reset(step.delta, bridge, timing_s, t - prev.t_ns);
-  if (!step.reset && !jump && !hidden_reset) {
-    counter_.push({t, prev.energy_j + step.delta, sigma_ns, false});
+  const double taken_back_j =
+      !step.reset && !jump && !hidden_reset && by_samples ? settle_stale(prev.t_ns, t, step.delta, bridge) : 0.0;
+  const bool caught_up = taken_back_j > 0;
+  const bool catch_up = !step.reset && !jump && !hidden_reset && !caught_up && by_samples && checkable &&
+                        catches_up(step.delta, bridge, timing_s, t - prev.t_ns);
+  if (!step.reset && !jump && !hidden_reset && !catch_up) {
+    counter_.push({t, prev.energy_j + step.delta - taken_back_j, sigma_ns, false});
     // Without samples over the step yet, check it for a hidden reset once they cover it.
     if (!by_samples && checkable && has_samples_)
       pending_bridges_.push_back(PendingBridge{prev.t_ns, t, step.delta, true, timing_s});
@@ -98,12 +119,14 @@ std::string Timeline::add_counter(double raw, int64_t t_value_ns, int64_t sigma_
   const double delta = bridge.ok ? bridge.energy_j : provisional_j;
   const double u_j = bridge.ok ? bridge_u_j(bridge, timing_s, t - prev.t_ns) : kMaxPlausiblePowerW * dt_s / 2.0;
   counter_.push({t, prev.energy_j + delta, sigma_ns, true});
-  resets_.push({t, jump, prev.t_ns, u_j});
+  resets_.push({t, jump, prev.t_ns, u_j, hidden_reset && bridge.ok ? bridge.energy_j - step.delta : 0.0, false, false});
   if (!bridge.ok) pending_bridges_.push_back(PendingBridge{prev.t_ns, t, delta, false, timing_s});
   const std::string what = jump ? "energy counter jumped from " + std::to_string(prev_raw) + " J to " +
                                       std::to_string(raw) + " J, faster than any board draws"
                            : hidden_reset ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
                                                 std::to_string(bridge.energy_j) + " J: reset between reads"
+                           : catch_up ? "energy counter rose " + std::to_string(step.delta) + " J while power drew " +
+                                            std::to_string(bridge.energy_j) + " J: a stale value caught up"
                                           : "energy counter went back from " + std::to_string(prev_raw) + " J to " +
                                                 std::to_string(raw) + " J";
   return what + "; bridged with " +
@@ -126,10 +149,12 @@ void Timeline::resolve_pending_bridges() {
     const Integrated bridge = integrate_power(pb.t0_ns, pb.t1_ns);
     if (!bridge.ok) continue;
     if (pb.check_only) {
-      if (!hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
+      if (settle_stale(pb.t0_ns, pb.t1_ns, pb.provisional_j, bridge) > 0) continue;
+      const bool low = hides_reset(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns);
+      if (!low && !catches_up(pb.provisional_j, bridge, pb.timing_s, pb.t1_ns - pb.t0_ns)) continue;
       for (std::size_t i = 0; i < counter_.size(); ++i)
         if (counter_[i].t_ns == pb.t1_ns) counter_[i].bridged = true;
-      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0});
+      resets_.push({pb.t1_ns, false, pb.t0_ns, 0.0, low ? bridge.energy_j - pb.provisional_j : 0.0, false, false});
     }
     const double correction = bridge.energy_j - pb.provisional_j;
     for (std::size_t i = 0; i < counter_.size(); ++i)
@@ -139,11 +164,38 @@ void Timeline::resolve_pending_bridges() {
   }
 }
 
+double Timeline::settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power) {
+  CounterBridge* b = nullptr;
+  for (std::size_t i = resets_.size(); i-- > 0;)
+    if (resets_[i].t_ns == t0_ns) {
+      b = &resets_[i];
+      break;
+    }
+  if (!b || b->deficit_j <= 0 || b->stale) return 0.0;
+  // Stale if the step's excess over the power is nearer the deficit than nothing (a reset's next
+  // step holds what the power drew).
+  const double excess_j = delta_j - power.energy_j;
+  if (std::abs(excess_j - b->deficit_j) >= std::abs(excess_j)) return 0.0;
+  b->stale = true;
+  for (std::size_t i = 0; i < counter_.size(); ++i)
+    if (counter_[i].t_ns >= t1_ns) counter_[i].energy_j -= b->deficit_j;
+  // The point t1 (when already in the timeline) is the counter's own again; before it, the stale
+  // point keeps the power's energy, and the step into t1 carries that bridge's uncertainty.
+  const double deficit_j = b->deficit_j;
+  resets_.push({t1_ns, false, t0_ns, b->u_j, 0.0, false, true});
+  return deficit_j;
+}
+
 void Timeline::add_sample(const Reading& r) {
   PowerPiece p{r.t_ns - sample_window_ns_, r.t_ns, r.value};
   if (!samples_.pieces.empty()) {
     const PowerPiece& last = samples_.pieces.back();
     if (p.t1_ns <= last.t1_ns) return;  // seen already
+    // The very value of the previous sample, from a buffer whose readings carry noise: a stuck
+    // buffer repeating itself, not a measurement (two noisy readings agree to the last bit about
+    // once in thousands). Left out: a lone one is a gap the fill below holds over, a run a hole
+    // that the instant power shapes instead.
+    if (r.value == last_sample_w_ && samples_noise_w_ > kMinNoiseForFrozenW) return;
     // The H200's buffer is not evenly spaced: 17.5% of 22,249 gaps were 22-45 ms at a nominal
     // 20 ms (docs/results/gemm-h200.md). A gap up to kMaxSampleFill spacings is held back to the
     // previous sample; without that, a hole broke coverage in nearly every window and the coarse
@@ -152,6 +204,7 @@ void Timeline::add_sample(const Reading& r) {
     p.t0_ns = std::max(p.t0_ns, last.t1_ns);
   }
   samples_.pieces.push(p);
+  last_sample_w_ = r.value;
   if (!pending_bridges_.empty()) resolve_pending_bridges();
   if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
     estimate_noise(samples_, samples_noise_w_);
@@ -174,7 +227,13 @@ void Timeline::add_instant(const Reading& r) {
   }
   if (last_instant_ && r.t_ns > last_instant_->t_ns)
   {
-    instant_.pieces.push({last_instant_->t_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
+    // Held back at most kMaxInstantHold updates: over a longer gap (reads that failed, stalled or
+    // were dropped as garbage) the value says nothing about the power earlier on, and the gap
+    // stays a hole instead of a confident flat stretch.
+    const int64_t from_ns =
+        instant_.spacing_ns > 0 ? std::max(last_instant_->t_ns, r.t_ns - kMaxInstantHold * instant_.spacing_ns)
+                                : last_instant_->t_ns;
+    instant_.pieces.push({from_ns - instant_lag_ns_, r.t_ns - instant_lag_ns_, r.value});
     if (++instant_since_noise_ >= 256 || instant_noise_w_ == 0) {
       estimate_noise(instant_, instant_noise_w_);
       instant_since_noise_ = 0;
@@ -212,6 +271,12 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
     e.covered = i < 0;  // before the first point nothing newer is needed
     e.energy_j = i < 0 ? p.energy_j - part.energy_j : p.energy_j + part.energy_j;
     e.u_shape_j = part.u_j;
+    // Where the point really is moves the split between it and the power: the power around the
+    // point times its timing sigma (the same term as between two points).
+    if (p.sigma_t_ns > 0) {
+      const Integrated around = integrate_power(p.t_ns - p.sigma_t_ns, p.t_ns + p.sigma_t_ns);
+      if (around.ok) e.u_timing_j = around.energy_j / 2.0;
+    }
     e.estimator = counter_plus(part.estimator);
     return e;
   }
@@ -329,7 +394,15 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   // Level uncertainty: when the span's end points really were, and the counter's resolution.
   // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
   const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
-  const double u_dE = rss({k * sl.front().power_w * s0, k * sl.back().power_w * s1, counter_res_j_});
+  // The power a point's timing error moves: the highest sample next to it, not the one sample at
+  // it (under a load that switches within a sample, that one may hold the low level).
+  auto near_peak_w = [&](int64_t t_ns) {
+    double w = 0;
+    for (const auto& q : samples_.slice(t_ns - 2 * samples_.spacing_ns, t_ns + 2 * samples_.spacing_ns))
+      w = std::max(w, q.power_w);
+    return w;
+  };
+  const double u_dE = rss({k * near_peak_w(p0.t_ns) * s0, k * near_peak_w(p1.t_ns) * s1, counter_res_j_});
   double u_k = k * u_dE / dE;
   // The counter's edge times can be off by more than the grid claims, so also take the scale's
   // own scatter: the scales of the span's four quarters are independent estimates of k, and

@@ -31,6 +31,12 @@ struct CounterBridge {
   bool jump = false;      // rose implausibly fast (false: went back)
   int64_t from_ns = 0;    // where the bridged step starts (the previous point)
   double u_j = 0;         // 1 sigma of the bridge's energy
+  // A step far below the power (a hidden reset, or a stuck counter's stale value): the energy the
+  // bridge added. When the next step holds that much more than the power, the value was stale and
+  // the counter itself caught up: the bridge is taken back there (Timeline::settle_stale).
+  double deficit_j = 0;
+  bool stale = false;      // the bridged point held a stale value (the counter caught up after it)
+  bool caught_up = false;  // the step out of a stale value: the counter's own values from here on
 };
 
 // The cumulative energy at one instant, with its standard uncertainties (1 sigma, in J).
@@ -121,7 +127,12 @@ class Timeline {
   // step, oldest first.
   std::vector<PendingBridge> pending_bridges_;
   void resolve_pending_bridges();
+  // A step out of a point bridged for holding too little: when it holds the missing energy more
+  // than the power, the point's value was stale, and the points from t1 on take the counter's own
+  // values again. Returns the energy taken back from them (0: not stale).
+  double settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power);
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
+  double last_sample_w_ = -1;  // the newest sample taken (a repeat of it is a stuck buffer)
   int samples_since_noise_ = 0, instant_since_noise_ = 0;
 
   bool has_counter_ = false, has_samples_ = false, has_instant_ = false;

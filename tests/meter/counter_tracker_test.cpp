@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -18,15 +19,17 @@ struct ScriptedCounter {
   int64_t phase_ns = 37'000'000;
   int64_t read_ns = 4'000'000;
   int64_t stall_from_ns = 0, stall_to_ns = 0;  // no update published in [from, to)
+  int64_t shift_at_ns = INT64_MAX, shift_ns = 0;  // from shift_at on, the updates come shift_ns later
 
+  int64_t phase_at(int64_t t_ns) const { return t_ns >= shift_at_ns ? phase_ns + shift_ns : phase_ns; }
   double value_at(int64_t t_ns) const {
     if (t_ns >= stall_from_ns && t_ns < stall_to_ns) t_ns = stall_from_ns;
-    return std::floor(static_cast<double>(t_ns - phase_ns) / static_cast<double>(period_ns));
+    return std::floor(static_cast<double>(t_ns - phase_at(t_ns)) / static_cast<double>(period_ns));
   }
   int64_t update_at_or_before(int64_t t_ns) const {
-    return phase_ns +
-           static_cast<int64_t>(std::floor(static_cast<double>(t_ns - phase_ns) / static_cast<double>(period_ns))) *
-               period_ns;
+    const int64_t p = phase_at(t_ns);
+    return p + static_cast<int64_t>(std::floor(static_cast<double>(t_ns - p) / static_cast<double>(period_ns))) *
+                   period_ns;
   }
 };
 
@@ -104,36 +107,75 @@ TEST(CounterTracker, LockedReadsComeJustAfterAnUpdateAndEveryFifthBrackets) {
   for (std::size_t i = 1; i < locked_between.size(); ++i) EXPECT_EQ(locked_between[i], CounterTracker::kBracketEvery);
 }
 
-TEST(CounterTracker, ABracketThatSeesNoUpdateProbesAgain) {
+TEST(CounterTracker, AStuckCounterIsReadAtItsIntervalAndItsStaleValueIsNotPlaced) {
   // The counter stops publishing for 7 s (a bracket falls inside), then goes on on the same grid.
   ScriptedCounter c;
   c.stall_from_ns = 3'000'000'000;
   c.stall_to_ns = c.phase_ns + 100 * c.period_ns;  // it resumes with an update
   CounterTracker tr(c.period_ns, 1'000'000'000, true);
   const auto steps = drive(tr, c, 0, 20'000'000'000);
+  const double stuck_value = c.value_at(c.stall_from_ns);
+  int reads_stuck = 0, placed_stuck = 0, stale_reads = 0;
+  for (const Step& s : steps) {
+    if (s.start_ns < c.stall_from_ns + c.period_ns || s.start_ns >= c.stall_to_ns) continue;
+    ++reads_stuck;
+    EXPECT_NE(s.phase_before, CounterPhase::probing) << "a stuck counter is not probed back to back";
+    if (s.phase_before == CounterPhase::stale) ++stale_reads;
+    if (s.next.point && s.next.point->value == stuck_value) ++placed_stuck;
+  }
+  // One read a second, a bracket's two and the check a period later; the value that stuck is placed
+  // once at most (the first read of it cannot tell it is stale), never again.
+  EXPECT_LE(reads_stuck, 11);
+  EXPECT_GE(stale_reads, 4);
+  EXPECT_LE(placed_stuck, 1);
+  // Locked again, on the true updates, and the first value after the stall placed on its update.
+  EXPECT_EQ(tr.phase(), CounterPhase::locked);
+  EXPECT_LE(std::llabs(tr.grid().update_at_or_before(19'000'000'000) - c.update_at_or_before(19'000'000'000)),
+            c.read_ns);
+  for (const Step& s : steps)
+    if (s.start_ns >= c.stall_to_ns && s.next.point) {
+      EXPECT_EQ(s.next.point->value, c.value_at(s.start_ns + c.read_ns / 2));
+      EXPECT_LE(std::llabs(s.next.point->t_ns - c.update_at_or_before(s.start_ns + c.read_ns / 2)), c.read_ns);
+      break;
+    }
+}
+
+TEST(CounterTracker, ABracketThatSeesNoUpdateOnAGridThatMovedProbesAgain) {
+  // From 3 s on the updates come 45 ms later: a bracket sees no update, the check a period later
+  // sees the counter moving, and the probe reads back to back to find the grid again.
+  ScriptedCounter c;
+  c.shift_at_ns = 3'000'000'000;
+  c.shift_ns = 45'000'000;
+  CounterTracker tr(c.period_ns, 1'000'000'000, true);
+  const auto steps = drive(tr, c, 0, 20'000'000'000);
   int reprobes = 0;
   for (std::size_t i = 0; i + 1 < steps.size(); ++i)
-    if (steps[i].phase_before == CounterPhase::bracketing && steps[i + 1].phase_before == CounterPhase::probing) {
-      ++reprobes;
-      EXPECT_GT(steps[i].start_ns, c.stall_from_ns);
-      EXPECT_LT(steps[i].start_ns, c.stall_to_ns);
+    if (steps[i].phase_before == CounterPhase::checking) {
+      EXPECT_EQ(steps[i + 1].phase_before, CounterPhase::probing);
       EXPECT_FALSE(steps[i].next.pace_next) << "a probe reads back to back";
+      ++reprobes;
     }
-  EXPECT_EQ(reprobes, 1);
-  // Locked again, on the true updates.
+  EXPECT_GE(reprobes, 1);
   EXPECT_EQ(tr.phase(), CounterPhase::locked);
   EXPECT_LE(std::llabs(tr.grid().update_at_or_before(19'000'000'000) - c.update_at_or_before(19'000'000'000)),
             c.read_ns);
 }
 
-TEST(CounterTracker, AFailedReadStartsProbingAgain) {
+TEST(CounterTracker, AFailedReadKeepsALockedGridAndProbesWithoutOne) {
   ScriptedCounter c;
   CounterTracker tr(c.period_ns, 1'000'000'000, true);
+  tr.on_failed_read();  // before the grid is found: probing goes on
+  EXPECT_EQ(tr.phase(), CounterPhase::probing);
   drive(tr, c, 0, 2'000'000'000);
   ASSERT_EQ(tr.phase(), CounterPhase::locked);
   tr.on_failed_read();
-  EXPECT_EQ(tr.phase(), CounterPhase::probing);
+  EXPECT_EQ(tr.phase(), CounterPhase::locked) << "a failed read does not probe a locked grid back to back";
   EXPECT_FALSE(tr.probe_free()) << "only the start-up probe is free";
+  // The next read, late and off its slot, is placed on the true update before it.
+  const int64_t t = 2'345'000'000, mid = t + c.read_ns / 2;
+  const CounterNext n = tr.on_read({c.value_at(mid), mid, c.read_ns, t + c.read_ns, static_cast<double>(c.read_ns)});
+  ASSERT_TRUE(n.point.has_value());
+  EXPECT_LE(std::llabs(n.point->t_ns - c.update_at_or_before(mid)), c.read_ns);
 }
 
 TEST(CounterTracker, GridSlotKeepsTheOffsetFromAnUpdate) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace wattlab {
 
 // An H200-like energy counter (100 ms updates, 1 mJ) and one power reading that shapes it.
@@ -46,6 +48,53 @@ TEST(Timeline, CounterResetIsBridgedAndRecorded) {
   EXPECT_NE(ev.find("went back"), std::string::npos);
   EXPECT_NEAR(tl.energy_at(300'000'000).energy_j, 40.0, 1e-6);  // 20 J bridged from samples
   EXPECT_EQ(tl.resets(0, 400'000'000).size(), 1u);
+}
+
+TEST(Timeline, AStaleCounterValueIsBridgedAndItsCatchUpGivesTheCountersOwnValuesBack) {
+  // 200 W throughout; the counter read at 1.0 s returns the value it had at 0.7 s (stuck), and at
+  // 1.5 s it has caught up.
+  Timeline tl(counter_and_samples(), 1024);
+  for (int64_t t = 20'000'000; t <= 2'000'000'000; t += 20'000'000) tl.add_sample({t, ReadingKind::power_sample_w, 200.0});
+  EXPECT_EQ(tl.add_counter(1000.0, 0, 1'000'000), "");
+  EXPECT_EQ(tl.add_counter(1100.0, 500'000'000, 1'000'000), "");
+  EXPECT_NE(tl.add_counter(1140.0, 1'000'000'000, 1'000'000).find("reset between reads"), std::string::npos);
+  EXPECT_NEAR(tl.energy_at(1'000'000'000).energy_j, 200.0, 1e-6);  // bridged with the samples
+  EXPECT_EQ(tl.add_counter(1300.0, 1'500'000'000, 1'000'000), "");
+  EXPECT_EQ(tl.add_counter(1400.0, 2'000'000'000, 1'000'000), "");
+  // From the catch-up on, the counter's own values: not the bridge's 60 J on top of them.
+  EXPECT_NEAR(tl.energy_at(1'500'000'000).energy_j, 300.0, 1e-6);
+  EXPECT_NEAR(tl.energy_at(2'000'000'000).energy_j, 400.0, 1e-6);
+  const auto r = tl.resets(0, 2'000'000'000);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].stale && !r[0].caught_up);
+  EXPECT_TRUE(r[1].caught_up && r[1].t_ns == 1'500'000'000);
+}
+
+TEST(Timeline, AHiddenResetStaysBridgedWhenTheNextStepHoldsWhatThePowerDrew) {
+  Timeline tl(counter_and_samples(), 1024);
+  for (int64_t t = 20'000'000; t <= 1'500'000'000; t += 20'000'000) tl.add_sample({t, ReadingKind::power_sample_w, 200.0});
+  tl.add_counter(1000.0, 0, 1'000'000);
+  tl.add_counter(1100.0, 500'000'000, 1'000'000);
+  tl.add_counter(1140.0, 1'000'000'000, 1'000'000);  // reset at 0.8 s: 40 J since, climbed back over 1100 J
+  tl.add_counter(1240.0, 1'500'000'000, 1'000'000);
+  EXPECT_NEAR(tl.energy_at(1'500'000'000).energy_j, 300.0, 1e-6);
+  const auto r = tl.resets(0, 1'500'000'000);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].stale);
+}
+
+TEST(Timeline, ARepeatedSampleFromANoisyBufferIsLeftOut) {
+  Timeline tl(counter_and_samples(), 1024);
+  int64_t t = 0;
+  auto noisy = [](int64_t i) { return 200.0 + static_cast<double>((i * 7919) % 13) * 0.37 - 2.2; };
+  for (int64_t i = 0; i < 300; ++i) tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, noisy(i)});
+  const int64_t stuck_from = t;
+  for (int i = 0; i < 10; ++i) tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, noisy(299)});
+  const int64_t stuck_to = t;
+  for (int64_t i = 0; i < 20; ++i) tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, noisy(i)});
+  EXPECT_TRUE(tl.integrate_power(stuck_from - 1'000'000'000, stuck_from).ok);
+  EXPECT_FALSE(tl.integrate_power(stuck_from + 40'000'000, stuck_to).ok) << "a stuck spell is a hole, not a flat stretch";
+  EXPECT_TRUE(tl.integrate_power(stuck_to + 60'000'000, t).ok);
 }
 
 TEST(Timeline, WithoutShapeFallsBackToLinearWithHonestUncertainty) {
