@@ -1,6 +1,7 @@
 // End to end: `wattlab infer serve-bench --device sim` against the fake server with faults.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -231,7 +232,7 @@ TEST(ServeBenchCli, APilotSizesTheRepeatsAndTheIntervalIsStored) {
   EXPECT_EQ(stored->info.tags.at("serve_bench.requests_per_run"), std::to_string(j["requests_per_run"].get<int>()));
   if (ept.size() >= 2) {  // the interval, stored as run tags, is the one in the JSON
     const double low = rep["energy_per_token_j"]["ci95_low"];
-    EXPECT_NEAR(std::stod(stored->info.tags.at("serve_bench.energy_per_token_ci95_low_j")), low, 1e-8 * low);  // stored to 9 digits
+    EXPECT_NEAR(std::stod(stored->info.tags.at("serve_bench.energy_per_token_ci95_low_j")), low, 1e-8 * std::abs(low));  // stored to 9 significant digits; the low bound may be negative
   }
   // diagnose reads the repeats' steady windows as configurations and leaves the pilots out.
   const auto d = shell(bin + " diagnose min-energy --data " + db.string() + " 2>&1");
