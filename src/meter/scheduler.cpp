@@ -58,8 +58,11 @@ int64_t thread_cpu_ns() {
          (static_cast<int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1'000;
 }
 
-Scheduler::Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns)
-    : opt_(opt), governor_(opt.sampler_thread_cpu_share, opt.sampler_cpu_share) {
+Scheduler::Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns, bool real_time)
+    : opt_(opt),
+      hint_(opt.counter_probe_hint == MeterOptions::ProbeHint::always ||
+            (real_time && opt.counter_probe_hint == MeterOptions::ProbeHint::real_time)),
+      governor_(opt.sampler_thread_cpu_share, opt.sampler_cpu_share) {
   for (uint32_t d = 0; d < domains.size(); ++d) {
     const SensorModel& model = domains[d].model;
     for (const auto& m : model.readings)
@@ -114,6 +117,12 @@ Task Scheduler::make_task(const Domain& domain, uint32_t d, const ReadingModel& 
   t.max_gap_ns = m.max_safe_interval_ns;
   if (m.kind == ReadingKind::energy_counter_j)
     t.counter = std::make_unique<CounterTracker>(m.update_period_ns, t.interval_ns, grid);
+  // A grid counter's probe starts from where a cheap field of the same period refreshes.
+  const ReadingModel* field = domain.model.find(ReadingKind::power_instant_w);
+  if (hint_ && grid && field && field->read_cost_ns < kExpensiveReadNs && field->update_period_ns == m.update_period_ns) {
+    t.hint = std::make_unique<RefreshHint>(m.update_period_ns);
+    t.hint_kind = field->kind;
+  }
   return t;
 }
 
