@@ -32,7 +32,15 @@ int64_t CounterTracker::take_hint(int64_t lo_ns, int64_t hi_ns, int64_t now_ns, 
 int64_t CounterTracker::hinted_start(int64_t now_ns) {
   while (hint_at_ns_ - hint_lead_ns_ < now_ns) hint_at_ns_ += update_ns_;
   hint_until_ns_ = hint_at_ns_ + hint_width_ns_ + 2 * hint_lead_ns_;
+  hint_first_pending_ = true;
   return hint_at_ns_ - hint_lead_ns_;
+}
+
+std::optional<int64_t> CounterTracker::put_off_hinted_read(int64_t now_ns) {
+  if (!hint_first_pending_ || hint_until_ns_ == INT64_MIN || hint_put_offs_ >= kHintPutOffs) return std::nullopt;
+  if (now_ns <= hint_at_ns_ - hint_lead_ns_ + kHintSlackNs) return std::nullopt;
+  ++hint_put_offs_;
+  return hinted_start(now_ns);
 }
 
 std::optional<int64_t> CounterTracker::grid_slot(int64_t earliest_ns, int64_t align_ns) const {
@@ -70,6 +78,7 @@ CounterNext CounterTracker::plain_read(const CounterRead& r) {
 
 CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterNext n;
+  hint_first_pending_ = false;
   const int64_t mid = r.mid_ns;
   CounterGrid& g = grid_;
   if (r.dur_ns > update_ns_ / kSlowReadDivisor) {

@@ -56,6 +56,8 @@ class CounterTracker {
   // A probe started from a hint (take_hint) that sees no change where the hint said is tried this
   // many times in all before the coarse probe runs.
   static constexpr int kHintTries = 2;
+  static constexpr int64_t kHintSlackNs = 1'000'000;
+  static constexpr int kHintPutOffs = 16;
 
   // A read on the grid that takes longer than this share of the update period (a latency spike:
   // H200 reads take 3 ms median, 15 ms p99) may have seen an update anywhere inside it: its value
@@ -74,6 +76,10 @@ class CounterTracker {
   // more periods later, the first read starting at or after now_ns; returns that read's start. No
   // change by a little past it: the hint was wrong, and the coarse probe goes on from there.
   int64_t take_hint(int64_t lo_ns, int64_t hi_ns, int64_t now_ns, double read_cost_ns);
+  // A hinted probe's first read that would start more than kHintSlackNs after its planned start
+  // (the sampler was busy: another board's counter read) would come too late to bracket the
+  // hinted instant: returns the start one or more periods on instead, at most kHintPutOffs times.
+  std::optional<int64_t> put_off_hinted_read(int64_t now_ns);
 
   bool on_grid() const { return on_grid_; }
   CounterPhase phase() const { return phase_; }
@@ -107,6 +113,8 @@ class CounterTracker {
   int64_t hint_width_ns_ = 0;          // to within this
   int64_t hint_lead_ns_ = 0;           // the first hinted read starts this long before it
   int hint_misses_ = 0;                // hinted probes that saw no change
+  int hint_put_offs_ = 0;              // hinted probes put off a period (put_off_hinted_read)
+  bool hint_first_pending_ = false;    // a hinted probe's first read is not yet done
   // Plain path.
   int64_t last_point_t_ns_ = INT64_MIN;  // newest point it placed
   int64_t value_seen_t_ns_ = INT64_MIN;  // when it first read the current value

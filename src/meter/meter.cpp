@@ -81,6 +81,11 @@ class Meter::Impl {
       return;
     }
     if (t.hinting()) return read_hint(t);
+    if (t.counter)
+      if (const auto later = t.counter->put_off_hinted_read(clock_.now_ns())) {
+        t.next_ns = *later;  // too late to bracket the hinted instant: one period on, unread
+        return;
+      }
     scratch_.clear();
     const int64_t t0 = clock_.now_ns();
     const int64_t late_ns = t0 - t.next_ns;
