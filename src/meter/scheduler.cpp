@@ -121,6 +121,7 @@ Task Scheduler::make_task(const Domain& domain, uint32_t d, const ReadingModel& 
   t.interval_ns = std::max<int64_t>(t.interval_ns, 1'000'000);
   const double share = m.kind == ReadingKind::energy_counter_j ? opt_.counter_cpu_share : opt_.reading_cpu_share;
   t.budget = ReadBudget(share > 0 ? share : 0, m.read_cost_ns, now_ns);
+  if (grid) t.budget.start_with_one_read();  // its probe is free (CounterTracker::probe_free)
   t.reads_per_slot = grid ? 1.0 + 1.0 / CounterTracker::kBracketEvery : 1.0;
   t.max_gap_ns = m.max_safe_interval_ns;
   if (m.kind == ReadingKind::energy_counter_j)

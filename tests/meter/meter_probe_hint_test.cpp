@@ -128,5 +128,26 @@ TEST(MeterProbeHint, OffTheCountersGridTheProbeFallsBackAndStillLocks) {
   }
 }
 
+TEST(MeterProbeHint, EightBoardsEachLockWithAFewReadsThoughTheirProbesCollide) {
+  // Eight boards on one sampler: a board's hinted reads that would start while another board's
+  // counter is being read are put off a period instead of coming too late.
+  VirtualClock clock{1'000'000'000};
+  sim::SimConfig c;
+  c.workload = "gemm 0.95 30s; loop";
+  c.gpus = 8;
+  c.seed = 11;
+  auto s = std::make_unique<Board>(std::make_unique<sim::SimGpu>(c, clock), 0);
+  Board* board = s.get();
+  std::vector<SensorPtr> v;
+  v.push_back(std::move(s));
+  MeterOptions o;
+  o.counter_probe_hint = MeterOptions::ProbeHint::always;
+  Meter meter(std::move(v), clock, o);
+  meter.advance_to(clock.now_ns() + 1'000'000'000);
+  // 2-3 reads a board; without the put-off, late first reads fell back to the coarse probe.
+  EXPECT_LE(board->counter_reads, 8 * 4);
+  EXPECT_GE(board->counter_reads, 8 * 2);
+}
+
 }  // namespace
 }  // namespace wattlab
