@@ -229,6 +229,7 @@ Figures run_one(int gpus, long seconds, bool step_cpu) {
   f.pass = sampler_pct <= 1.0;
   std::printf("result: %s (sampler %.3f %% of one core, target <= 1 %%%s)\n\n", f.pass ? "PASS" : "FAIL", sampler_pct,
               held ? "" : "; not held to it above 8 GPUs");
+  std::fflush(stdout);  // one GPU count at a time, when the output goes to a file
   return f;
 }
 

@@ -11,8 +11,8 @@ int64_t RefreshHint::on_read(double value, int64_t mid_ns) {
     bracket_ = RefreshBracket{mid_ns_, mid_ns};
     searching_ = false;
     return mid_ns;
-  } else if (mid_ns - first_ns_ > 2 * period_ns_) {
-    searching_ = false;  // unchanged for two periods: this field says nothing about the grid
+  } else if (mid_ns - first_ns_ > kGiveUpPeriods * period_ns_) {
+    searching_ = false;  // no change seen a step apart: this field says nothing about the grid
     return mid_ns;
   }
   value_ = value;

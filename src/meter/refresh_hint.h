@@ -25,8 +25,12 @@ class RefreshHint {
   // goes on from the newer read.
   static constexpr int64_t kMaxGapNs = 3 * kStepNs;
 
-  // period_ns: the field's update period. The search gives up after two periods without a
-  // change (a field that holds its value: a constant power and no noise).
+  // The search gives up after this many periods without a change seen a step apart: a field that
+  // holds its value (a constant power and no noise), or a sampler so busy with other boards'
+  // counter reads (4-13 ms each) that its reads of the field keep coming too far apart.
+  static constexpr int kGiveUpPeriods = 5;
+
+  // period_ns: the field's update period.
   explicit RefreshHint(int64_t period_ns) : period_ns_(period_ns) {}
 
   bool searching() const { return searching_; }

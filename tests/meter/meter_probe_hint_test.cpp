@@ -42,7 +42,7 @@ TEST(RefreshHint, AChangeAcrossAHeldUpReadIsNoHintAndAFieldThatHoldsGivesUp) {
   int reads = 0;
   while (h.searching()) t = h.on_read(6.0, t), ++reads;
   EXPECT_FALSE(h.bracket().has_value());
-  EXPECT_LE(reads, 2 * 100'000'000 / RefreshHint::kStepNs + 2);
+  EXPECT_LE(reads, RefreshHint::kGiveUpPeriods * 100'000'000 / RefreshHint::kStepNs + 2);
 }
 
 // The simulated H200; with off_grid_ns != 0 its instant power field refreshes off_grid_ns after
