@@ -76,16 +76,21 @@ class Meter::Impl {
   }
 
   void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out) {
+    step_read_ = false;
     if (tl_.states[t.domain].lost) {  // written by this thread only
+      step_read_ = true;
       sched_.after_lost(t);
       return;
     }
+    // The counter's start-up hint reads another field, or puts the read off: the counter is not
+    // read yet (Meter::wait_first_reads waits for its first read).
     if (t.hinting()) return read_hint(t);
     if (t.counter)
       if (const auto later = t.counter->put_off_hinted_read(clock_.now_ns())) {
         t.next_ns = *later;  // too late to bracket the hinted instant: one period on, unread
         return;
       }
+    step_read_ = true;
     scratch_.clear();
     const int64_t t0 = clock_.now_ns();
     const int64_t late_ns = t0 - t.next_ns;
@@ -246,7 +251,7 @@ class Meter::Impl {
         sampler_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
       }
       std::unique_lock lk(mu_);
-      if (!t->read_once) {
+      if (!t->read_once && step_read_) {
         t->read_once = true;
         if (++tasks_read_once_ == sched_.tasks().size()) cv_.notify_all();
       }
@@ -290,6 +295,7 @@ class Meter::Impl {
   std::vector<EdgeEvent> edges_;     // apply_edges' scratch
   std::vector<WindowId> dropped_;    // process_windows' scratch
   std::size_t tasks_read_once_ = 0;
+  bool step_read_ = false;  // the last step read the task's reading (or found its device lost)
 
   std::thread thread_;
   std::mutex stop_mu_;
