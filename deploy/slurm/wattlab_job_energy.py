@@ -11,7 +11,14 @@ UUIDs), and the node's name from SLURMD_NODENAME (else the hostname). Settings, 
 environment: WATTLAB_URL (default http://127.0.0.1:9464/metrics), WATTLAB_TOKEN_FILE (the bearer
 token's file, first line; none: no token sent), WATTLAB_SPOOL (the begin readings, default
 /var/spool/wattlab), WATTLAB_JOB_DIR (results, DIR/JOB_ID/NODE.json; default $WATTLAB_SPOOL/jobs, a
-shared file system for totals across nodes), WATTLAB_TIMEOUT_S (one scrape, default 5).
+shared file system for totals across nodes), WATTLAB_TIMEOUT_S (one scrape, default 5),
+WATTLAB_FRESH_WAIT_S (how long to wait for a reading that covers the moment of the call, default 3).
+
+The exporter's energy belongs to its newest power reading, which may be older than the scrape (a
+sampler's interval, or more on a loaded node). begin and end therefore scrape again, every 0.1 s,
+until every GPU of the job has a reading at least as new as the first scrape (on the exporter's
+clock: uptime minus the energy's age), so the job's end is not cut short. A reading still older
+after WATTLAB_FRESH_WAIT_S is used, and the result names how many seconds it lacks (stale_s).
 
 The job's energy on a node is the sum over its GPUs of the exporter's wattlab_energy_joules_total at
 end minus at begin (the exporter keeps that counter monotonic across sensor resets); its uncertainty
@@ -32,6 +39,7 @@ import urllib.error
 import urllib.request
 
 SCHEMA = "wattlab.slurm-job-node/1"
+FRESH_POLL_S = 0.1  # the pause between scrapes while waiting for a fresh reading
 RESTART_SLACK_S = 5.0  # two readings of the exporter's start time (wall clock minus uptime) may differ by this
 LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -117,6 +125,32 @@ def parse(text, url, t_unix):
             "exporter_start_unix": t_unix - uptime_s, "gpus": gpus}
 
 
+def reading_time_s(g, uptime_s):
+    """When a GPU's energy was last extended, on the exporter's clock (seconds since it started)."""
+    return uptime_s - g.get("age_s", 0.0)
+
+
+def fresh_scrape(wanted):
+    """A scrape whose readings of the wanted GPUs are as new as the moment of the call, waiting up to
+    WATTLAB_FRESH_WAIT_S; the reading's 'stale_s' is how much newer they should have been (0: fresh).
+    Lost GPUs (wattlab_domain_up 0) are not waited for: their energy stopped at the loss."""
+    wait_s = float(setting("WATTLAB_FRESH_WAIT_S", "3"))
+    deadline = time.monotonic() + wait_s
+    reading = scrape()
+    target_s = reading["uptime_s"]
+    while True:
+        gpus = select(reading, wanted)
+        live = [g for g in gpus.values() if g.get("up", 1.0) != 0.0]
+        lag_s = max((target_s - reading_time_s(g, reading["uptime_s"]) for g in live), default=0.0)
+        if lag_s <= 0.0 or time.monotonic() >= deadline:
+            return dict(reading, gpus=gpus, stale_s=max(0.0, lag_s))
+        time.sleep(FRESH_POLL_S)
+        newer = scrape()
+        if abs(newer["exporter_start_unix"] - reading["exporter_start_unix"]) > RESTART_SLACK_S:
+            return dict(newer, gpus=select(newer, wanted), stale_s=0.0)  # restarted: end() says so
+        reading = newer
+
+
 def select(reading, wanted):
     """The job's GPUs from a scrape, keyed by index; a GPU the exporter does not serve is an error."""
     by_uuid = {g["uuid"]: g for g in reading["gpus"].values()}
@@ -155,8 +189,7 @@ def begin():
         return
     record = {"job_id": job, "node": node_name(), "wanted": wanted}
     try:
-        reading = scrape()
-        record["reading"] = dict(reading, gpus=select(reading, wanted))
+        record["reading"] = fresh_scrape(wanted)
     except Failure as f:
         record["error"] = {"status": f.status, "detail": f.detail}
         print(f"wattlab: job {job} begin: {f.detail}", file=sys.stderr)
@@ -168,7 +201,7 @@ def node_result(start, reading):
     if abs(reading["exporter_start_unix"] - b["exporter_start_unix"]) > RESTART_SLACK_S:
         raise Failure("exporter-restarted", f"the exporter restarted during the job (up {b['uptime_s']:.1f} s at "
                       f"begin, {reading['uptime_s']:.1f} s at end): its counters started again from 0")
-    end = select(reading, [("index", g) for g in b["gpus"]])
+    end = reading["gpus"]
     gpus, total, band, lower_bound = [], 0.0, 0.0, False
     for idx, g0 in sorted(b["gpus"].items(), key=lambda kv: int(kv[0])):
         g1 = end[idx]
@@ -181,7 +214,7 @@ def node_result(start, reading):
         gain = g1.get("gain_tolerance", g0.get("gain_tolerance", 0.0))
         lost = g1.get("up", 1.0) == 0.0
         lower_bound |= lost
-        duration_s = (reading["uptime_s"] - g1.get("age_s", 0.0)) - (b["uptime_s"] - g0.get("age_s", 0.0))
+        duration_s = reading_time_s(g1, reading["uptime_s"]) - reading_time_s(g0, b["uptime_s"])
         gpus.append({"gpu": idx, "uuid": g1["uuid"], "domain": g1["domain"], "energy_j": energy_j,
                      "uncertainty_j": gain * energy_j, "gain_tolerance": gain, "duration_s": duration_s,
                      "status": "lost-lower-bound" if lost else "ok", "simulated": g1["simulated"]})
@@ -189,7 +222,8 @@ def node_result(start, reading):
         band += gain * energy_j
     duration_s = max((g["duration_s"] for g in gpus), default=0.0)
     return {"status": "lower-bound" if lower_bound else "ok", "energy_j": total, "uncertainty_j": band,
-            "duration_s": duration_s, "mean_power_w": total / duration_s if duration_s > 0 else None,
+            "duration_s": duration_s, "begin_stale_s": b.get("stale_s", 0.0), "end_stale_s": reading["stale_s"],
+            "mean_power_w": total / duration_s if duration_s > 0 else None,
             "gpus": gpus, "host_label": reading["host_label"], "simulated": any(g["simulated"] for g in gpus)}
 
 
@@ -208,7 +242,7 @@ def end():
     try:
         if start.get("error"):
             raise Failure("begin-failed", "at begin: " + start["error"]["detail"])
-        result.update(node_result(start, scrape()))
+        result.update(node_result(start, fresh_scrape([("index", g) for g in start["reading"]["gpus"]])))
     except Failure as f:
         result.update({"status": f.status, "error": f.detail, "energy_j": None, "uncertainty_j": None})
         print(f"wattlab: job {job} end: {f.detail}", file=sys.stderr)
@@ -219,6 +253,10 @@ def end():
     print(f"wattlab: job {job} on {result['node']}: " +
           (f"{e:.1f} ± {result['uncertainty_j']:.1f} J GPU energy ({result['status']})" if e is not None
            else f"no energy: {result['error']}"))
+    if e is not None and result["end_stale_s"] > 0:
+        print(f"wattlab: job {job} end: the exporter's newest reading was {result['end_stale_s']:.2f} s older than the "
+              f"epilog after waiting {setting('WATTLAB_FRESH_WAIT_S', '3')} s: the job's last {result['end_stale_s']:.2f} s "
+              "are not counted", file=sys.stderr)
 
 
 def total(argv):

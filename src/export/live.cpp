@@ -4,18 +4,23 @@
 
 namespace wattlab {
 
-LiveMeter::LiveMeter(const Meter& meter) : meter_(meter), published_j_(meter.domains().size(), 0.0) {}
+LiveMeter::LiveMeter(const Meter& meter) : meter_(meter), published_(meter.domains().size()) {}
 
 const std::vector<Domain>& LiveMeter::domains() const { return meter_.domains(); }
 
 MeterSnapshot LiveMeter::sample() {
   MeterSnapshot s = meter_.snapshot();
   std::lock_guard lk(mu_);
-  for (std::size_t d = 0; d < s.domains.size() && d < published_j_.size(); ++d) {
+  for (std::size_t d = 0; d < s.domains.size() && d < published_.size(); ++d) {
     DomainLive& l = s.domains[d];
     if (!l.energy_ok) continue;
-    published_j_[d] = std::max(published_j_[d], l.energy_j);
-    l.energy_j = published_j_[d];
+    Published& p = published_[d];
+    if (l.energy_j >= p.energy_j) {
+      p.energy_j = l.energy_j;
+      p.t_ns = std::max(p.t_ns, l.energy_t_ns);
+    }
+    l.energy_j = p.energy_j;
+    l.energy_t_ns = p.t_ns;
   }
   return s;
 }

@@ -1,6 +1,7 @@
 // Live views of a running meter for exporters and monitors: the meter's snapshot with energy
 // counters that never go back, so that Prometheus' rate() and a monitor's deltas stay sane.
 #pragma once
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,17 +16,25 @@ class LiveMeter {
  public:
   explicit LiveMeter(const Meter& meter);
   const std::vector<Domain>& domains() const;
-  // The meter's snapshot, with every domain's energy_j raised to the highest value published so
+  // The meter's snapshot, with every domain's energy never below the highest value published so
   // far. The timeline already removes counter resets and wraps (bridged with integrated power);
-  // what it may still do is revise a value slightly down (an extension past the newest counter
-  // point replaced by the counter, a bridge corrected). Holding the published value until the
-  // timeline passes it again keeps the published counter monotonic. Thread-safe.
+  // what it may still do is revise a value down (an extension past the newest counter point
+  // replaced by the counter, a bridge corrected) or fall back to an older point (the extension
+  // cannot be made while power readings lag). Then the published pair, energy_j with the
+  // energy_t_ns it belongs to, is held until the timeline passes it again: the counter stays
+  // monotonic and its time stays the one its value belongs to, so that a consumer dividing energy
+  // by time (a job's mean power from two scrapes) never pairs a newer value with an older time.
+  // energy_t_ns never goes back either. Thread-safe.
   MeterSnapshot sample();
 
  private:
+  struct Published {
+    double energy_j = 0;
+    int64_t t_ns = INT64_MIN;
+  };
   const Meter& meter_;
   std::mutex mu_;
-  std::vector<double> published_j_;
+  std::vector<Published> published_;
 };
 
 // The newest reading of `kind` while it still describes the device: the domain is not lost and

@@ -11,7 +11,8 @@ the nodes. Then the failures: an exporter restarted between prolog and epilog, a
 cannot be reached at prolog, a wrong token, a node with no result (total exits 1, INCOMPLETE). The
 scripts must exit 0 in every case (a failing prolog or epilog drains a Slurm node).
 The energy is compared on the exporter's clock, not the test's, so a loaded machine delays the
-readings without changing the comparison.
+readings without changing the comparison; prolog and epilog wait for readings as new as themselves,
+so the job's duration on that clock covers the real time between them.
 Usage: slurm_test.py DEPLOY/SLURM PATH/TO/wattlab
 """
 import json
@@ -106,7 +107,10 @@ def check_energy(res, node, power_w, gpus):
     print(f"{node}: {res['energy_j']:.2f} ± {res['uncertainty_j']:.2f} J over {res['duration_s']:.3f} s on GPUs {gpus} "
           f"(SIMULATED; true {expected:.2f} J; error {100 * err:+.2f}%)")
     check(abs(err) <= ENERGY_TOLERANCE, f"{node}: energy {res['energy_j']:.2f} J, true {expected:.2f} J")
-    check(res["duration_s"] >= MIN_JOB_S, f"{node}: the job lasted {res['duration_s']:.2f} s on the exporter's clock")
+    check(res["duration_s"] >= MIN_JOB_S, f"{node}: the job lasted {res['duration_s']:.2f} s on the exporter's clock "
+          f"(readings stale by {res.get('begin_stale_s')} s at begin, {res.get('end_stale_s')} s at end)")
+    check(all(isinstance(res.get(k), float) and res[k] >= 0 for k in ("begin_stale_s", "end_stale_s")),
+          f"{node}: begin_stale_s {res.get('begin_stale_s')!r}, end_stale_s {res.get('end_stale_s')!r}: not seconds >= 0")
     check(abs(res["uncertainty_j"] - GAIN_TOLERANCE * res["energy_j"]) < 1e-6 * res["energy_j"],
           f"{node}: uncertainty {res['uncertainty_j']} is not {GAIN_TOLERANCE} x {res['energy_j']}")
     check(res["simulated"] is True, f"{node}: a SIMULATED result is not marked simulated")

@@ -28,6 +28,7 @@ TEST(Live, EnergyIsPublishedMonotonicWhileTheTimelineRevisesDown) {
   c.faults = "counter-reset 2s";
   testing::LiveSim s(c);
   double prev = -1;
+  int64_t prev_t_ns = INT64_MIN;
   bool raw_went_back = false;
   double raw_prev = -1;
   for (int64_t k = 1; k <= 300; ++k) {
@@ -39,7 +40,14 @@ TEST(Live, EnergyIsPublishedMonotonicWhileTheTimelineRevisesDown) {
     raw_prev = raw.domains[0].energy_j;
     EXPECT_GE(pub.domains[0].energy_j, prev) << "at step " << k;
     EXPECT_GE(pub.domains[0].energy_j, raw.domains[0].energy_j);
+    EXPECT_GE(pub.domains[0].energy_t_ns, prev_t_ns) << "at step " << k;
+    // A held value keeps the time it belongs to.
+    if (pub.domains[0].energy_j > raw.domains[0].energy_j) {
+      EXPECT_EQ(pub.domains[0].energy_j, prev) << "at step " << k;
+      EXPECT_EQ(pub.domains[0].energy_t_ns, prev_t_ns) << "at step " << k;
+    }
     prev = pub.domains[0].energy_j;
+    prev_t_ns = pub.domains[0].energy_t_ns;
   }
   EXPECT_GT(prev, 0);
   // Say whether the clamp was exercised; the property above holds either way.
