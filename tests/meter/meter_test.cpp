@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "sensors/sim/sim_gpu.h"
@@ -47,6 +48,26 @@ TEST(Meter, WindowsFromManyThreadsGetResults) {
   std::vector<TimedReading> out;
   EXPECT_GT(m->drain_readings(out), 10u);
   m->stop();
+}
+
+TEST(Meter, TheSamplerThreadHandsEveryResultToTheSink) {
+  auto m = real_time_meter();
+  std::vector<WindowId> got;  // written by the sampler thread, read after stop() joined it
+  m->set_result_sink([&](std::span<const std::shared_ptr<const WindowResult>> rs) {
+    for (const auto& r : rs) {
+      EXPECT_TRUE(r->final);
+      got.push_back(r->id);
+    }
+  });
+  m->start();
+  std::vector<WindowId> ids;
+  for (int i = 0; i < 50; ++i) ids.push_back(m->open("w"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (WindowId id : ids) m->close(id);
+  for (WindowId id : ids) EXPECT_TRUE(m->wait_result(id, std::chrono::seconds(10)).final);
+  m->stop();  // hands over what is left, then joins
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, ids) << "each result once";
 }
 
 TEST(Meter, NestedAndOverlappingWindows) {
