@@ -133,8 +133,9 @@ void Recording::take(std::span<const std::shared_ptr<const WindowResult>> result
   for (const auto& r : results) {
     Tracked* t = find(r->id);
     if (!t || t->held || t->stored_final) continue;  // not this recording's, or taken already
-    // While the store fails, what is held is bounded: past kMaxPendingWindows a result stays
-    // only in the meter (its newest finished_window_capacity), as a flush that fails would keep it.
+    // While the store fails, what is held is bounded: a result past kMaxPendingWindows is not
+    // held; a flush takes it from the meter while the meter keeps it, and counts it lost when
+    // storing it fails or the meter no longer has it.
     if (failing_ && windows_held_ >= kMaxPendingWindows) continue;
     t->held = r;
     ++windows_held_;
