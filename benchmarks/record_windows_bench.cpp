@@ -1,10 +1,13 @@
-// A run with a million windows (marks-like, explicit edges) recorded on the simulated GPU and the
-// virtual clock, flushed as `wattlab run` flushes: its cost per window and the recording's peak
-// memory, printed at every tenth of the run so that linear cost and bounded memory show.
+// A run with a million windows recorded on the simulated GPU and the virtual clock, flushed as
+// `wattlab run` flushes: its cost per window, the recording's peak memory and the window results
+// it holds until stored, printed at every tenth of the run so that linear cost and bounded memory
+// show. Windows are opened in groups of OPEN_AT_ONCE and each group closed within one counter
+// period, so a group becomes final together.
 // A plain program (its own main): bench_record_windows_bench [WINDOWS] [OPEN_AT_ONCE].
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -50,31 +53,33 @@ int main(int argc, char** argv) {
   rec.meter().advance_to(clock.now_ns() + kS);
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  std::printf("windows  open_at_once  wall_s  us_per_window  peak_rss_mib\n");
+  std::printf("windows  open_at_once  wall_s  us_per_window  peak_rss_mib  held_max  tracked\n");
+  uint64_t held_max = 0;  // results held by the recording until stored, at most
   std::vector<WindowId> open;
   int64_t next_flush_ns = clock.now_ns() + kS / 2;
   for (long i = 0; i < windows;) {
-    // A group of windows open at once for 1 ms of virtual time, then closed, 10,000 at a time with
-    // a flush between. Closes within one counter period become final together: a group over
-    // 65,536 loses its oldest (docs/reliability.md, "Many windows").
+    // A group of windows open at once for 1 ms of virtual time, then closed, 1 ms of virtual time
+    // for every 10,000 closes: the group becomes final together, however large
+    // (docs/reliability.md, "Many windows").
     for (long k = 0; k < open_at_once && i + k < windows; ++k) open.push_back(rec.open("w"));
     rec.meter().advance_to(clock.now_ns() + kMs);
     for (std::size_t k = 0; k < open.size(); ++k) {
       rec.close(open[k]);
-      if (k % 10'000 == 9'999) {
-        rec.meter().advance_to(clock.now_ns() + kMs);
-        (void)rec.flush();
-      }
+      if (k % 10'000 == 9'999) rec.meter().advance_to(clock.now_ns() + kMs);
     }
+    // A group's results become final (a counter period after its end) before the next group opens.
+    if (open.size() > 1) rec.meter().advance_to(clock.now_ns() + kS);
     i += static_cast<long>(open.size());
     open.clear();
     if (clock.now_ns() >= next_flush_ns) {  // what the flush thread does every 500 ms
+      held_max = std::max<uint64_t>(held_max, rec.store_health().windows_pending);
       if (auto st = rec.flush(); !st) std::fprintf(stderr, "flush: %s\n", st.error().message().c_str());
       next_flush_ns = clock.now_ns() + kS / 2;
     }
     if (i % (windows / 10 > 0 ? windows / 10 : 1) == 0 || i == windows)
-      std::printf("%7ld  %12ld  %6.1f  %13.2f  %12ld\n", i, open_at_once, elapsed_s(), elapsed_s() * 1e6 / static_cast<double>(i),
-                  peak_rss_mib());
+      std::printf("%7ld  %12ld  %6.1f  %13.2f  %12ld  %8llu  %7zu\n", i, open_at_once, elapsed_s(),
+                  elapsed_s() * 1e6 / static_cast<double>(i), peak_rss_mib(), static_cast<unsigned long long>(held_max),
+                  rec.windows_tracked());
   }
   rec.end(0);
   const StoreHealth h = rec.store_health();

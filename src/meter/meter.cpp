@@ -138,19 +138,45 @@ class Meter::Impl {
   bool process_windows(std::size_t max_final = SIZE_MAX) {
     apply_edges();
     dropped_.clear();
-    const auto p = book_.process(tl_, clock_.now_ns(), sched_.end_timeout_ns(), max_final, dropped_);
+    const auto p = book_.process(tl_, clock_.now_ns(), sched_.end_timeout_ns(), max_final, dropped_,
+                                 has_sink_ ? &ready_ : nullptr);
     intake_.dropped(dropped_);
     if (p.finished_any) cv_.notify_all();
     return p.more;
   }
 
-  // Process windows, dropping the lock every kFinalPerLock results so readers get in between.
+  // Process windows, dropping the lock every kFinalPerLock results so readers get in between and
+  // the results made final go to the sink.
   void process_windows_yielding(std::unique_lock<std::mutex>& lk) {
     while (process_windows(kFinalPerLock)) {
       lk.unlock();
+      hand_on();
       std::this_thread::yield();
       lk.lock();
     }
+    if (!ready_.empty()) {
+      lk.unlock();
+      hand_on();
+      lk.lock();
+    }
+  }
+
+  // Caller does not hold mu_. Hands the results made final so far to the sink: one caller at a
+  // time, so each batch follows the one before.
+  void hand_on() {
+    std::lock_guard s(sink_mu_);
+    {
+      std::lock_guard lk(mu_);
+      handing_.swap(ready_);
+    }
+    if (handing_.empty()) return;
+    try {
+      if (sink_) sink_(handing_);
+    } catch (...) {
+      // The sink must not throw (meter.h); the sampler goes on, and the batch stays among the
+      // newest finished results for result().
+    }
+    handing_.clear();
   }
 
   // Caller holds mu_: the result so far of a window the book holds.
@@ -165,12 +191,12 @@ class Meter::Impl {
       if (!t || t->next_ns > t_end_ns) break;
       clock_.sleep_until_ns(t->next_ns);
       run_task(*t);
-      std::lock_guard lk(mu_);
-      process_windows();
+      std::unique_lock lk(mu_);
+      process_windows_yielding(lk);
     }
     clock_.sleep_until_ns(t_end_ns);
-    std::lock_guard lk(mu_);
-    process_windows();
+    std::unique_lock lk(mu_);
+    process_windows_yielding(lk);
   }
 
   // Sleeps until t_ns or stop(), in slices so stop() is never held up by a long interval.
@@ -254,6 +280,11 @@ class Meter::Impl {
   WindowBook book_;
   std::vector<EdgeEvent> edges_;     // apply_edges' scratch
   std::vector<WindowId> dropped_;    // process_windows' scratch
+  bool has_sink_ = false;            // a sink is set: results made final are queued in ready_
+  std::vector<std::shared_ptr<const WindowResult>> ready_;  // made final, not handed to the sink yet
+  std::mutex sink_mu_;  // taken before mu_, never while holding it: guards sink_, handing_
+  WindowResultSink sink_;
+  std::vector<std::shared_ptr<const WindowResult>> handing_;  // the batch being handed on
   std::size_t tasks_read_once_ = 0;
 
   std::thread thread_;
@@ -294,8 +325,8 @@ void Meter::stop() {
   impl_->cv_stop_.notify_all();
   impl_->thread_.join();
   impl_->started_ = false;
-  std::lock_guard lk(impl_->mu_);
-  impl_->process_windows();
+  std::unique_lock lk(impl_->mu_);
+  impl_->process_windows_yielding(lk);
 }
 
 void Meter::advance_to(int64_t t_ns) {
@@ -323,7 +354,8 @@ std::optional<WindowResult> Meter::result(WindowId id) const {
   impl_->apply_edges();
   const WindowRec* w = impl_->book_.find(id);
   if (!w) return std::nullopt;
-  return w->final_result;
+  if (!w->final_result) return std::nullopt;
+  return *w->final_result;
 }
 
 WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) {
@@ -331,11 +363,11 @@ WindowResult Meter::wait_result(WindowId id, std::chrono::milliseconds timeout) 
   impl_->apply_edges();
   if (!impl_->book_.find(id)) throw std::invalid_argument(no_window("wait_result", id));
   if (impl_->clock_.is_virtual() || !impl_->started_) {
-    impl_->process_windows();
+    impl_->process_windows_yielding(lk);
   } else {
     impl_->cv_.wait_for(lk, timeout, [&] {
       const WindowRec* w = impl_->book_.find(id);
-      return !w || w->final_result.has_value();
+      return !w || w->final_result != nullptr;
     });
   }
   const WindowRec* w = impl_->book_.find(id);
@@ -349,6 +381,14 @@ WindowResult Meter::provisional_result(WindowId id) const {
   const WindowRec* w = impl_->book_.find(id);
   if (!w) throw std::invalid_argument(no_window("provisional_result", id));
   return impl_->provisional(*w);
+}
+
+void Meter::set_result_sink(WindowResultSink sink) {
+  std::lock_guard s(impl_->sink_mu_);
+  std::lock_guard lk(impl_->mu_);
+  impl_->has_sink_ = static_cast<bool>(sink);
+  if (!impl_->has_sink_) impl_->ready_.clear();
+  impl_->sink_ = std::move(sink);
 }
 
 WindowResult Meter::estimate(int64_t t_begin_ns, int64_t t_end_ns, std::string_view name) const {

@@ -71,7 +71,8 @@ void WindowBook::anchor(const DomainTimelines& tl, int64_t h_max) {
 }
 
 WindowBook::Progress WindowBook::process(const DomainTimelines& tl, int64_t now_ns, int64_t end_timeout_ns,
-                                         std::size_t max_final, std::vector<WindowId>& dropped) {
+                                         std::size_t max_final, std::vector<WindowId>& dropped,
+                                         std::vector<std::shared_ptr<const WindowResult>>* finished) {
   horizon_.resize(domains_);
   int64_t h_max = INT64_MIN, h_min = INT64_MAX;
   for (std::size_t d = 0; d < domains_; ++d) {
@@ -98,7 +99,8 @@ WindowBook::Progress WindowBook::process(const DomainTimelines& tl, int64_t now_
       break;
     }
     WindowRec& w = windows_.at(it->second);
-    w.final_result = build_window_result(tl, w.id, w.name, w.a_ns, w.b_ns, w.begin, true);
+    w.final_result = std::make_shared<const WindowResult>(build_window_result(tl, w.id, w.name, w.a_ns, w.b_ns, w.begin, true));
+    if (finished) finished->push_back(w.final_result);
     if (w.in_unanchored) {
       unanchored_.erase(w.unanchored_it);
       w.in_unanchored = false;

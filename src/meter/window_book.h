@@ -1,11 +1,13 @@
 // The meter's windows between their edges and their results: each window's begin edge anchored
 // while the timeline still holds it (windows longer than the timeline keep working), its result
-// built once the timelines cover its end, and only the newest finished results kept. Not
-// thread-safe: the meter holds its lock around every call.
+// built once the timelines cover its end, and only the newest finished results kept (each result
+// is shared: the meter may hand it on as it becomes final). Not thread-safe: the meter holds its
+// lock around every call.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ struct WindowRec {
   int64_t a_ns = 0;
   int64_t b_ns = -1;  // -1 while open
   std::vector<std::optional<EdgeEstimate>> begin;  // anchored per domain
-  std::optional<WindowResult> final_result;
+  std::shared_ptr<const WindowResult> final_result;  // null until final
   bool in_unanchored = false;  // listed in unanchored_ (begin not anchored for every counter domain)
   std::multimap<int64_t, WindowId>::iterator unanchored_it;
 };
@@ -43,10 +45,12 @@ class WindowBook {
   };
   // Anchors begin edges and builds the results whose ends the timelines now cover (or whose wait
   // timed out: a domain that stopped answering must not hold results back forever), at most
-  // max_final of them. Results dropped to stay within the finished capacity go to `dropped`.
+  // max_final of them. Results dropped to stay within the finished capacity go to `dropped`;
+  // with `finished` given, each result made final is appended to it too, in the order made.
   // Incremental: only windows before the newest counter point are looked at, in time order.
   Progress process(const DomainTimelines& tl, int64_t now_ns, int64_t end_timeout_ns, std::size_t max_final,
-                   std::vector<WindowId>& dropped);
+                   std::vector<WindowId>& dropped,
+                   std::vector<std::shared_ptr<const WindowResult>>* finished = nullptr);
 
   std::size_t size() const { return windows_.size(); }
 

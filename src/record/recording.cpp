@@ -40,6 +40,7 @@ Recording::~Recording() {
   } catch (const std::exception& e) {
     note(std::string("ending the run failed: ") + e.what());
   }
+  if (taking_results_) meter_->set_result_sink({});  // a meter that outlives the recording
 }
 
 std::size_t Recording::domain_count() const { return meter_ ? meter_->domains().size() : opened_.domain_count(); }
@@ -59,6 +60,12 @@ bool Recording::start() {
   }
   started_ = true;
   begin_run(domains);
+  if (meter_ && store_) {
+    // Every result reaches the store, however many become final together: the meter hands each
+    // one over as it becomes final, and it is held here until a flush stores it.
+    meter_->set_result_sink([this](std::span<const std::shared_ptr<const WindowResult>> results) { take(results); });
+    taking_results_ = true;
+  }
   bool first_reads = true;
   if (own_meter_ && !clock_->is_virtual()) {
     cpu0_ns_ = record_detail::process_cpu_ns();
@@ -121,6 +128,20 @@ Recording::Tracked* Recording::find(WindowId id) {
   return it == tracked_.end() ? nullptr : &it->second;
 }
 
+void Recording::take(std::span<const std::shared_ptr<const WindowResult>> results) {
+  std::lock_guard lk(mu_);
+  for (const auto& r : results) {
+    Tracked* t = find(r->id);
+    if (!t || t->held || t->stored_final) continue;  // not this recording's, or taken already
+    // While the store fails, what is held is bounded: a result past kMaxPendingWindows is not
+    // held; a flush takes it from the meter while the meter keeps it, and counts it lost when
+    // storing it fails or the meter no longer has it.
+    if (failing_ && windows_held_ >= kMaxPendingWindows) continue;
+    t->held = r;
+    ++windows_held_;
+  }
+}
+
 void Recording::queue(Tracked& t) {
   if (t.queued) return;
   t.queued = true;
@@ -145,8 +166,10 @@ void Recording::close(WindowId id, const std::function<void()>& sync) {
 
 WindowId Recording::add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns,
                                std::map<std::string, std::string> labels, std::map<std::string, double> counts) {
-  const WindowId id = meter().add_window(name, t_begin_ns, t_end_ns);
+  // Held across the meter's add_window: its result, which may be final at once, is handed over
+  // (take) only once the window is tracked.
   std::lock_guard lk(mu_);
+  const WindowId id = meter().add_window(name, t_begin_ns, t_end_ns);
   Tracked& t = tracked_[id] = Tracked{id, std::string(name), true, false, false, 0, std::move(labels), std::move(counts), {}};
   queue(t);
   return id;
@@ -226,6 +249,11 @@ StoreHealth Recording::store_health() const {
   h.readings_pending = pending_.size();
   h.windows_pending = windows_held_;
   return h;
+}
+
+std::size_t Recording::windows_tracked() const {
+  std::lock_guard lk(mu_);
+  return tracked_.size();
 }
 
 Status Recording::flush() {
@@ -417,7 +445,9 @@ void Recording::finish_windows() {
       // Final, or provisional when the timeline never covered its end within the wait.
       auto r = std::make_shared<const WindowResult>(meter_->wait_result(id, std::chrono::seconds(5)));
       std::lock_guard lk(mu_);
-      tracked_.at(id).held = std::move(r);
+      Tracked& t = tracked_.at(id);
+      if (t.held) continue;  // handed over by the meter meanwhile
+      t.held = std::move(r);
       ++windows_held_;
     } catch (const std::exception& e) {  // its result was dropped (MeterOptions::finished_window_capacity)
       std::lock_guard lk(mu_);
@@ -451,6 +481,10 @@ std::optional<Error> Recording::end_locked(int exit_status) {
   if (flusher_) flusher_->finish();  // joins the thread, then flushes once more
   std::lock_guard f(flush_mu_);
   if (!flusher_) flush_locked();
+  if (taking_results_) {
+    meter_->set_result_sink({});
+    taking_results_ = false;
+  }
   {
     std::lock_guard lk(mu_);
     end_status_ = exit_status;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "sensors/sim/sim_gpu.h"
@@ -47,6 +48,26 @@ TEST(Meter, WindowsFromManyThreadsGetResults) {
   std::vector<TimedReading> out;
   EXPECT_GT(m->drain_readings(out), 10u);
   m->stop();
+}
+
+TEST(Meter, TheSamplerThreadHandsEveryResultToTheSink) {
+  auto m = real_time_meter();
+  std::vector<WindowId> got;  // written by the sampler thread, read after stop() joined it
+  m->set_result_sink([&](std::span<const std::shared_ptr<const WindowResult>> rs) {
+    for (const auto& r : rs) {
+      EXPECT_TRUE(r->final);
+      got.push_back(r->id);
+    }
+  });
+  m->start();
+  std::vector<WindowId> ids;
+  for (int i = 0; i < 50; ++i) ids.push_back(m->open("w"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (WindowId id : ids) m->close(id);
+  for (WindowId id : ids) EXPECT_TRUE(m->wait_result(id, std::chrono::seconds(10)).final);
+  m->stop();  // hands over what is left, then joins
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, ids) << "each result once";
 }
 
 TEST(Meter, NestedAndOverlappingWindows) {
@@ -106,6 +127,46 @@ TEST(MeterMemory, OnlyTheNewestFinishedResultsAreKept) {
   const auto r = m.meter->result(open);
   ASSERT_TRUE(r.has_value());
   EXPECT_NEAR(r->domains.at(0).energy_j, 300.0 * r->dur_s(), 0.01 * 300.0 * r->dur_s());
+}
+
+TEST(MeterMemory, ASinkGetsEveryResultHoweverManyBecomeFinalTogether) {
+  MeterOptions opt;
+  opt.finished_window_capacity = 4;
+  SimMeter m(exact_board("step 300W 60s"), opt);
+  std::vector<std::shared_ptr<const WindowResult>> got;
+  std::size_t calls = 0;
+  m.meter->set_result_sink([&](std::span<const std::shared_ptr<const WindowResult>> rs) {
+    ++calls;
+    got.insert(got.end(), rs.begin(), rs.end());
+  });
+  m.meter->advance_to(m.t0() + 2'000'000'000);
+  // 1,000 windows open at once, closed within one counter period: final together.
+  std::vector<WindowId> ids;
+  for (int i = 0; i < 1000; ++i) ids.push_back(m.meter->open("w"));
+  m.meter->advance_to(m.clock.now_ns() + 1'000'000'000);
+  for (WindowId id : ids) {
+    m.meter->close(id);
+    m.meter->advance_to(m.clock.now_ns() + 100'000);
+  }
+  m.meter->advance_to(m.clock.now_ns() + 3'000'000'000);
+  ASSERT_EQ(got.size(), ids.size()) << "each result once, none dropped";
+  EXPECT_GT(calls, 1u) << "handed over a few at a time, not all at once";
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i]->id, ids[i]) << "in the order they became final (by end)";
+    EXPECT_TRUE(got[i]->final);
+    const double truth_j = m.truth(*got[i]);
+    EXPECT_NEAR(got[i]->domains.at(0).energy_j, truth_j, 0.01 * truth_j) << i;
+  }
+  // The meter itself still keeps only the newest finished_window_capacity, for result().
+  EXPECT_FALSE(m.meter->result(ids.front()).has_value());
+  EXPECT_TRUE(m.meter->result(ids.back()).has_value());
+  // Once cleared, the sink is no longer called.
+  m.meter->set_result_sink({});
+  const WindowId later = m.meter->open("later");
+  m.meter->close(later);
+  m.meter->advance_to(m.clock.now_ns() + 3'000'000'000);
+  EXPECT_TRUE(m.meter->result(later).has_value());
+  EXPECT_EQ(got.size(), ids.size());
 }
 
 }  // namespace

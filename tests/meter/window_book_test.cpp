@@ -76,14 +76,14 @@ TEST(WindowBook, AResultIsBuiltOnceTheTimelineCoversItsEnd) {
   std::vector<WindowId> dropped;
   auto p = book.process(f.tl, f.t_ns, 4'000 * kMs, SIZE_MAX, dropped);
   EXPECT_TRUE(p.finished_any);
-  ASSERT_TRUE(book.find(2)->final_result.has_value());
+  ASSERT_TRUE(book.find(2)->final_result != nullptr);
   EXPECT_NEAR(book.find(2)->final_result->domains.at(0).energy_j, 20.0, 0.05);
-  EXPECT_FALSE(book.find(1)->final_result.has_value()) << "its end is past the newest counter point";
+  EXPECT_FALSE(book.find(1)->final_result != nullptr) << "its end is past the newest counter point";
   f.until(1500 * kMs);
   p = book.process(f.tl, f.t_ns, 4'000 * kMs, SIZE_MAX, dropped);
   EXPECT_TRUE(p.finished_any);
   const auto& r = book.find(1)->final_result;
-  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r != nullptr);
   EXPECT_TRUE(r->final);
   EXPECT_EQ(r->t_end_ns, 1200 * kMs);
   EXPECT_NEAR(r->domains.at(0).energy_j, 100.0, 0.1);
@@ -105,7 +105,7 @@ TEST(WindowBook, ABeginEdgeIsAnchoredWhileTheTimelineStillHoldsIt) {
   apply(book, close(1, 29'500 * kMs));
   book.process(f.tl, f.t_ns, 4'000 * kMs, SIZE_MAX, dropped);
   const auto& r = book.find(1)->final_result;
-  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r != nullptr);
   ASSERT_TRUE(r->domains.at(0).available);
   EXPECT_NEAR(r->domains.at(0).energy_j, 100.0 * 29.25, 0.1);
 }
@@ -135,9 +135,32 @@ TEST(WindowBook, OnlyTheNewestFinishedResultsAreKeptAndTheDroppedAreReported) {
   EXPECT_EQ(dropped, (std::vector<WindowId>{1, 2}));
   EXPECT_EQ(book.find(1), nullptr);
   EXPECT_EQ(book.find(2), nullptr);
-  EXPECT_TRUE(book.find(3)->final_result.has_value());
-  EXPECT_TRUE(book.find(4)->final_result.has_value());
+  EXPECT_TRUE(book.find(3)->final_result != nullptr);
+  EXPECT_TRUE(book.find(4)->final_result != nullptr);
   EXPECT_NE(book.find(5), nullptr);
+}
+
+TEST(WindowBook, EveryResultIsHandedOnAsItBecomesFinalAlsoThoseTheCapacityDrops) {
+  Feed f;
+  f.until(2000 * kMs);
+  WindowBook book(1, true, 2);
+  for (WindowId id = 1; id <= 4; ++id) apply(book, add(id, 100 * kMs, 200 * kMs * static_cast<int64_t>(id)));
+  std::vector<WindowId> dropped;
+  std::vector<std::shared_ptr<const WindowResult>> finished;
+  book.process(f.tl, f.t_ns, 4'000 * kMs, SIZE_MAX, dropped, &finished);
+  EXPECT_EQ(dropped, (std::vector<WindowId>{1, 2})) << "the book keeps only its capacity";
+  ASSERT_EQ(finished.size(), 4u) << "but every result went out";
+  for (std::size_t i = 0; i < finished.size(); ++i) {
+    const WindowId id = i + 1;
+    EXPECT_EQ(finished[i]->id, id) << "in the order made (by end)";
+    EXPECT_TRUE(finished[i]->final);
+    // 100 W from 100 ms to 200 ms x id.
+    EXPECT_NEAR(finished[i]->domains.at(0).energy_j, 100.0 * (0.2 * static_cast<double>(id) - 0.1), 0.1);
+  }
+  EXPECT_EQ(book.find(4)->final_result, finished[3]) << "the kept result is the one handed on, not a copy";
+  finished.clear();
+  book.process(f.tl, f.t_ns, 4'000 * kMs, SIZE_MAX, dropped, &finished);
+  EXPECT_TRUE(finished.empty()) << "each result goes out once";
 }
 
 TEST(WindowBook, AtMostMaxFinalResultsPerCall) {
@@ -148,11 +171,11 @@ TEST(WindowBook, AtMostMaxFinalResultsPerCall) {
   std::vector<WindowId> dropped;
   auto p = book.process(f.tl, f.t_ns, 4'000 * kMs, 2, dropped);
   EXPECT_TRUE(p.more);
-  EXPECT_TRUE(book.find(2)->final_result.has_value());
-  EXPECT_FALSE(book.find(3)->final_result.has_value());
+  EXPECT_TRUE(book.find(2)->final_result != nullptr);
+  EXPECT_FALSE(book.find(3)->final_result != nullptr);
   p = book.process(f.tl, f.t_ns, 4'000 * kMs, 2, dropped);
   EXPECT_FALSE(p.more);
-  EXPECT_TRUE(book.find(3)->final_result.has_value());
+  EXPECT_TRUE(book.find(3)->final_result != nullptr);
 }
 
 }  // namespace

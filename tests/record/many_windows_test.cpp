@@ -1,6 +1,7 @@
 // A run with more windows than the meter keeps finished results for (65,536): on the virtual
-// clock, 70,000 windows closed one after another and 70,000 open at once are all measured and
-// stored, with the recording's memory bounded by the windows still waiting to be stored.
+// clock, 70,000 windows closed one after another, 70,000 open at once, and 100,000 open at once
+// that all become final together are all measured and stored, with the recording's memory bounded
+// by the windows still waiting to be stored.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -107,7 +108,7 @@ TEST_F(ManyWindowsTest, SeventyThousandWindowsOpenAtOnceAreAllStored) {
   for (int i = 0; i < kWindows; ++i) ids.push_back(rec.open("nested"));
   rec.meter().advance_to(clock_.now_ns() + 2 * kS);
   // Closed oldest first (each close finds its window at once), 10,000 at a time with a flush
-  // between: the meter finalizes at most its finished capacity between two flushes.
+  // between.
   for (std::size_t i = 0; i < ids.size(); ++i) {
     rec.close(ids[i]);
     if (i % 10'000 == 9'999) {
@@ -119,6 +120,41 @@ TEST_F(ManyWindowsTest, SeventyThousandWindowsOpenAtOnceAreAllStored) {
   EXPECT_TRUE(notes_.empty()) << notes_.front();
   const RunRecord r = load(rec.run_id());
   expect_all_stored(r, kWindows);
+}
+
+TEST_F(ManyWindowsTest, AHundredThousandWindowsThatBecomeFinalTogetherAreAllStored) {
+  constexpr std::size_t kBurst = 100'000;
+  static_assert(kBurst > MeterOptions{}.finished_window_capacity, "more than the meter keeps");
+  Recording rec(options());
+  rec.start();
+  rec.meter().advance_to(clock_.now_ns() + kS);
+  std::vector<WindowId> ids;
+  ids.reserve(kBurst);
+  for (std::size_t i = 0; i < kBurst; ++i) ids.push_back(rec.open("nested"));
+  rec.meter().advance_to(clock_.now_ns() + 2 * kS);
+  // All closed within 10 ms, well inside one counter period (1 s), with no flush until all are
+  // final: the meter makes them final in one pass and hands each over as it does.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    rec.close(ids[i]);
+    if (i % 10'000 == 9'999) rec.meter().advance_to(clock_.now_ns() + kMs);
+  }
+  rec.meter().advance_to(clock_.now_ns() + 2 * kS);
+  EXPECT_TRUE(rec.meter().result(ids.back()).has_value());
+  EXPECT_FALSE(rec.meter().result(ids.front()).has_value()) << "the meter no longer keeps the oldest";
+  EXPECT_EQ(rec.store_health().windows_pending, kBurst) << "the recording holds every result until it is stored";
+  ASSERT_TRUE(rec.flush().ok());
+  // Bounded memory: once stored, no result is held, and the recording forgets stored windows
+  // past the newest kKeepStoredWindows.
+  const StoreHealth h = rec.store_health();
+  EXPECT_EQ(h.windows_pending, 0u);
+  EXPECT_EQ(h.windows_lost, 0u);
+  EXPECT_EQ(rec.windows_tracked(), Recording::kKeepStoredWindows);
+  rec.end(0);
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+  EXPECT_FALSE(rec.store_health().incomplete());
+  const RunRecord r = load(rec.run_id());
+  EXPECT_TRUE(r.complete());
+  expect_all_stored(r, kBurst);
 }
 
 TEST_F(ManyWindowsTest, AWindowStoredLongAgoCanNoLongerBeAnnotated) {

@@ -1,7 +1,8 @@
 // Store failures during a recording, made deterministic by a fault-injecting SQLite VFS: a full
 // disk, an I/O error and another writer holding the lock are said when they happen (naming the
 // file and SQLite's error), what failed is kept in memory and stored once the store works again,
-// and a store that never recovers makes end() throw while summary() still holds the whole run.
+// a store that never recovers makes end() throw while summary() still holds the whole run, and
+// a burst of windows while the store fails is held up to a bound, the rest counted lost.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -194,6 +195,48 @@ TEST_F(StoreFailureTest, ReadingsHeldWhileTheStoreFailsAreBounded) {
   EXPECT_EQ(h.readings_pending, Recording::kMaxPendingReadings);
   EXPECT_EQ(h.readings_lost, 5 * rs.size() - Recording::kMaxPendingReadings);
   EXPECT_THROW(rec.end(0), WattlabError);
+}
+
+TEST_F(StoreFailureTest, ABurstOfWindowsWhileTheStoreFailsIsHeldBoundedAndWhatIsLostIsSaid) {
+  // More windows final together than the recording holds while the store fails: it holds
+  // kMaxPendingWindows, counts the rest lost, stores what it held once the store works again,
+  // and end() says what the store lacks (wattlab run: exit 74).
+  constexpr std::size_t kBurst = Recording::kMaxPendingWindows + 1'000;
+  VirtualClock clock(1'000 * kS);
+  Recording rec(options("burst.db", clock));
+  rec.start();
+  rec.meter().advance_to(clock.now_ns() + kS);
+  vfs_.write_error = SQLITE_FULL;
+  EXPECT_FALSE(rec.flush().ok());  // the readings fail: the store is failing
+  std::vector<WindowId> ids;
+  for (std::size_t i = 0; i < kBurst; ++i) ids.push_back(rec.open("w"));
+  rec.meter().advance_to(clock.now_ns() + kS);
+  for (WindowId id : ids) rec.close(id);
+  rec.meter().advance_to(clock.now_ns() + 2 * kS);
+  EXPECT_EQ(rec.store_health().windows_pending, Recording::kMaxPendingWindows) << "held, bounded";
+  EXPECT_FALSE(rec.flush().ok());
+  StoreHealth h = rec.store_health();
+  EXPECT_EQ(h.windows_pending, Recording::kMaxPendingWindows);
+  EXPECT_EQ(h.windows_lost, kBurst - Recording::kMaxPendingWindows);
+  vfs_.clear();
+  EXPECT_FALSE(rec.flush().ok()) << "stored what was held, but some windows are lost";
+  h = rec.store_health();
+  EXPECT_EQ(h.windows_pending, 0u);
+  EXPECT_EQ(h.windows_lost, kBurst - Recording::kMaxPendingWindows);
+  try {
+    rec.end(0);
+    FAIL() << "a run whose store lacks windows does not end quietly";
+  } catch (const WattlabError& e) {
+    EXPECT_EQ(e.error().kind, ErrorKind::io);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kBurst - Recording::kMaxPendingWindows) + " windows"),
+              std::string::npos)
+        << e.what();
+  }
+  auto s = Store::open(dir_ / "burst.db", OpenMode::read_only);
+  ASSERT_TRUE(s.ok());
+  auto r = s->load_run(rec.run_id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->windows.size(), Recording::kMaxPendingWindows);
 }
 
 }  // namespace

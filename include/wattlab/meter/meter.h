@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,8 +59,10 @@ struct MeterOptions {
   // Bounded memory: readings kept per domain and kind (at 50 Hz, 2^18 is ~87 minutes). Windows
   // longer than that still come out right: the meter anchors each window edge as soon as it can.
   std::size_t timeline_capacity = 1u << 18;
-  // Finished window results kept for result()/wait_result(); older ones are dropped (take them,
-  // or store them, before). Open windows are never dropped.
+  // Finished window results kept for consumers that poll (result()/wait_result(): the C API's
+  // and Python's window results); older ones are dropped. Open windows are never dropped. A
+  // consumer that must have every result (a recording that stores them) takes each one as it
+  // becomes final instead (Meter::set_result_sink), whatever this capacity.
   std::size_t finished_window_capacity = 1u << 16;
   // Readings handed to the export queue (the store's flusher) before the oldest are dropped.
   std::size_t export_capacity = 1u << 20;
@@ -135,6 +138,10 @@ struct MeterSnapshot {
   SamplerStats sampler;
 };
 
+// Takes finished window results as they become final (Meter::set_result_sink): a few at a time, in
+// the order the meter made them. The results are shared with the meter, never changed after.
+using WindowResultSink = std::function<void(std::span<const std::shared_ptr<const WindowResult>> results)>;
+
 class Meter {
  public:
   Meter(std::vector<SensorPtr> sensors, Clock& clock, MeterOptions options = {});
@@ -168,6 +175,15 @@ class Meter {
   WindowResult wait_result(WindowId id, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // The best estimate now, final or not.
   WindowResult provisional_result(WindowId id) const;
+  // Hands every window result to `sink` once, as it becomes final, however many become final
+  // together (an empty sink: none; results made final before it was set are not handed on). It is
+  // called by the thread that made them final (the sampler thread; on virtual time the one in
+  // advance_to, stop or wait_result), outside the meter's lock and one call at a time, so it must
+  // be quick; it may call the meter, but not set_result_sink. It must not throw: an exception is
+  // caught and that batch is then only among the newest finished_window_capacity results.
+  // Memory: results wait for the sink only between being made final and the next hand-over (at
+  // most a few dozen). Once set_result_sink returns, the sink it replaced is no longer called.
+  void set_result_sink(WindowResultSink sink);
   // Energy over any interval the timeline still holds, without a window.
   WindowResult estimate(int64_t t_begin_ns, int64_t t_end_ns, std::string_view name = "") const;
 

@@ -149,6 +149,9 @@ class Recording {
   Status flush();
   // What the store failed to take so far.
   StoreHealth store_health() const;
+  // Windows the recording tracks now: open, waiting to be stored, or stored recently (at most
+  // kKeepStoredWindows of those). Its memory for windows grows with this, not with the run.
+  std::size_t windows_tracked() const;
   // The run as stored, completed from memory with what the store lacks (windows held in memory,
   // the end and exit status when end_run failed), or built from memory alone when the store cannot
   // be read: what a summary prints after a store failure. After end(), when storing.
@@ -180,6 +183,7 @@ class Recording {
   void begin_run(const std::vector<Domain>& domains);
   Tracked* find(WindowId id);
   void queue(Tracked& t);
+  void take(std::span<const std::shared_ptr<const WindowResult>> results);  // the meter's result sink
   void store_failed(const Error& e);
   void store_due_windows();
   WindowResult annotated(const Tracked& t, WindowResult r) const;
@@ -200,6 +204,7 @@ class Recording {
   RunId run_id_ = 0;
   int64_t start_t_ns_ = 0;
   bool started_ = false;
+  bool taking_results_ = false;  // the meter hands results to take()
   int64_t cpu0_ns_ = 0, span0_ns_ = 0;
 
   mutable std::mutex end_mu_;    // end(): one at a time, the first one wins
