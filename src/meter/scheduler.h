@@ -11,6 +11,7 @@
 
 #include "counter_tracker.h"
 #include "read_budget.h"
+#include "refresh_hint.h"
 #include "wattlab/meter/meter.h"
 #include "wattlab/sensors/sensor.h"
 
@@ -32,6 +33,12 @@ struct Task {
   int64_t max_gap_ns = 0;     // the sensor model's max safe interval (the sample buffer's depth): the budget stops there
   int64_t last_dur_ns = -1;   // the newest read's duration (-1: none)
   std::unique_ptr<CounterTracker> counter;  // energy counters: where each value belongs, when to read next
+  // A grid counter's start-up: where the domain's instant power field refreshes, found first with
+  // reads of that field (hint_kind), so that the grid probe starts there (refresh_hint.h).
+  std::unique_ptr<RefreshHint> hint;
+  ReadingKind hint_kind{};
+
+  bool hinting() const { return hint && hint->searching(); }
 
   bool probe_free() const { return counter && counter->probe_free(); }
 };
@@ -48,7 +55,8 @@ class Scheduler {
   // keep their instants (a grid counter's read is timed against the counter's updates).
   static constexpr int64_t kCoalesceNs = 5'000'000;
 
-  Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns);
+  // real_time: the meter runs on a real clock (MeterOptions::counter_probe_hint).
+  Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns, bool real_time = false);
 
   std::vector<Task>& tasks() { return tasks_; }
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -86,6 +94,7 @@ class Scheduler {
   void pace(Task& t, int64_t now_ns, int64_t read_start_ns);
 
   MeterOptions opt_;
+  bool hint_;  // grid counters start their probe from a RefreshHint
   std::vector<Task> tasks_;
   std::vector<std::pair<double, double>> level_scratch_;  // update_budget_scale's (use, weight), reused
   ThreadCpuGovernor governor_;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace wattlab {
@@ -133,6 +134,35 @@ TEST(Scheduler, TheSampleBufferIsNeverPutOffPastItsDepth) {
     read_once(s, samples, 50 * kMs);
     EXPECT_LE(samples.next_ns - start, 2'400 * kMs) << "read " << i;
   }
+}
+
+TEST(Scheduler, TheSampleBuffersFloorComesOffTheTotalBeforeItIsShared) {
+  // Eight boards whose sample buffer costs 0.5 ms a read and must be read every 1.19 s (the
+  // simulated H200's): the buffers use 0.34 % of a core however far the budget puts them off, so
+  // the counters share at most 3/4 of what is left of the 0.8 %, not 3/4 of all of it.
+  constexpr double kFloor = 503'000.0 / (1'190.0 * kMs);
+  std::vector<Domain> boards;
+  for (int i = 0; i < 8; ++i) {
+    Domain d = gpu();
+    d.id = "gpu:" + std::to_string(i);
+    for (ReadingModel& m : d.model.readings)
+      if (m.kind == ReadingKind::power_sample_w) {
+        m.read_cost_ns = 503'000;
+        m.max_safe_interval_ns = 1'190 * kMs;
+      }
+    boards.push_back(d);
+  }
+  const MeterOptions opt;
+  Scheduler s(boards, opt, 0);
+  double counters = 0;
+  for (const Task& t : s.tasks()) {
+    if (t.kind == ReadingKind::energy_counter_j) counters += t.budget.rate();
+    if (t.kind == ReadingKind::power_sample_w) {
+      EXPECT_GE(t.budget.rate(), 0.999 * kFloor) << "never below its floor";
+    }
+  }
+  EXPECT_GT(counters, 0);
+  EXPECT_LE(counters, 0.75 * (opt.sampler_cpu_share - 8 * kFloor) * 1.001);
 }
 
 TEST(Scheduler, AWindowEndWaitsFourOfTheSlowestCounterIntervals) {
