@@ -70,12 +70,13 @@ class Meter::Impl {
   // One sampler step: read the task's reading, then pay for it and schedule the next.
   void run_task(Task& t) {
     sched_.begin_read(t);
-    int64_t dur = -1, t_end = 0;
-    read_task(t, dur, t_end);
-    sched_.after_read(t, dur, t_end);
+    int64_t dur = -1, t_end = 0, cpu = -1;
+    read_task(t, dur, t_end, cpu);
+    sched_.after_read(t, dur, t_end, cpu);
   }
 
-  void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out) {
+  // cpu_out: on real time, the thread CPU the read used (Scheduler::after_read).
+  void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out, int64_t& cpu_out) {
     step_read_ = false;
     if (tl_.states[t.domain].lost) {  // written by this thread only
       step_read_ = true;
@@ -92,6 +93,8 @@ class Meter::Impl {
       }
     step_read_ = true;
     scratch_.clear();
+    const bool real = !clock_.is_virtual();
+    const int64_t cpu0 = real ? thread_cpu_clock_ns() : 0;
     const int64_t t0 = clock_.now_ns();
     const int64_t late_ns = t0 - t.next_ns;
     Sensor& sensor = *refs_[t.domain].sensor;
@@ -109,6 +112,7 @@ class Meter::Impl {
         with_end_.push_back(scratch_.size());
       }
     const int64_t t2 = clock_.now_ns();
+    if (real) cpu_out = thread_cpu_clock_ns() - cpu0;
     const int64_t mid = t0 + (t1 - t0) / 2;
     dur_out = t2 - t0;
     t_end_out = t2;

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <limits>
@@ -64,6 +65,12 @@ int64_t thread_cpu_ns() {
   getrusage(RUSAGE_THREAD, &ru);
   return (static_cast<int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
          (static_cast<int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1'000;
+}
+
+int64_t thread_cpu_clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 Scheduler::Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns, bool real_time)
@@ -171,11 +178,12 @@ void Scheduler::after_failed_read(Task& t, int64_t t1_ns) const {
 
 void Scheduler::after_lost(Task& t) const { t.next_ns = INT64_MAX; }
 
-void Scheduler::after_read(Task& t, int64_t dur_ns, int64_t end_ns) {
-  t.last_dur_ns = dur_ns;
+void Scheduler::after_read(Task& t, int64_t dur_ns, int64_t end_ns, int64_t cpu_ns) {
+  const int64_t paid_ns = cpu_ns >= 0 ? std::min(dur_ns, cpu_ns) : dur_ns;
+  t.last_dur_ns = paid_ns;
   if (dur_ns < 0) return;  // no read (device lost)
   t.budget.observe(dur_ns);
-  if (!t.probe_free()) t.budget.charge(dur_ns, end_ns);
+  if (!t.probe_free()) t.budget.charge(paid_ns, end_ns);
   update_budget_scale(end_ns);
   pace(t, end_ns, end_ns - dur_ns);
   update_end_timeout(end_ns);

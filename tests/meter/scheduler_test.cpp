@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace wattlab {
@@ -163,6 +164,33 @@ TEST(Scheduler, TheSampleBuffersFloorComesOffTheTotalBeforeItIsShared) {
   }
   EXPECT_GT(counters, 0);
   EXPECT_LE(counters, 0.75 * (opt.sampler_cpu_share - 8 * kFloor) * 1.001);
+}
+
+TEST(Scheduler, APreemptedReadIsPaidForWithTheCpuItUsed) {
+  // A violation counter read (0.6 ms, 0.2 % of a core, every second) held up 60 ms by other
+  // processes on the same cores: charged its whole duration, it put the reading off by 30 s; the
+  // thread CPU it used (on real time) pays 0.6 ms, and the next read comes at its interval.
+  Scheduler clock_only({gpu()}, MeterOptions{}, 0), with_cpu({gpu()}, MeterOptions{}, 0);
+  Task& a = task(clock_only, ReadingKind::power_violation_ns);
+  Task& b = task(with_cpu, ReadingKind::power_violation_ns);
+  for (auto [s, t, cpu_ns] : {std::tuple{&clock_only, &a, int64_t{-1}}, std::tuple{&with_cpu, &b, 600'000L}}) {
+    t->next_ns = 0;
+    s->begin_read(*t);
+    s->after_plain_read(*t, 0);
+    s->after_read(*t, 60 * kMs, 60 * kMs, cpu_ns);
+  }
+  EXPECT_GT(a.next_ns, 20 * kS) << "the duration is paid: in debt for ~30 s";
+  EXPECT_EQ(b.next_ns, 1 * kS) << "0.6 ms paid: at its interval";
+  // The mean cost, which times reads, is the duration's either way.
+  EXPECT_EQ(a.budget.cost_ns(), b.budget.cost_ns());
+  EXPECT_EQ(b.budget.charged_ns(), 600'000);
+  // The CPU never pays more than the duration (a read's CPU taken with the step around it).
+  Task& c = task(with_cpu, ReadingKind::sm_clock_mhz);
+  const int64_t t0 = c.next_ns;
+  with_cpu.begin_read(c);
+  with_cpu.after_plain_read(c, t0);
+  with_cpu.after_read(c, 10'000, t0 + 10'000, 50'000);
+  EXPECT_EQ(c.budget.charged_ns(), 10'000);
 }
 
 TEST(Scheduler, AWindowEndWaitsFourOfTheSlowestCounterIntervals) {
