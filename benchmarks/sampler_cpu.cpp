@@ -1,13 +1,18 @@
 // How much of one core the meter's sampler uses at the default MeterOptions rates, over real time,
 // on the sim device (SIMULATED H200: every read spins for the H200's read cost on the thread that
-// reads, which is the sampler). Target: <= 1 % of one core.
+// reads, which is the sampler), for 1, 2, 4 and 8 GPUs (each held to <= 1 % of one core) and, to
+// show how it grows, 16 and 64 (not held to it). Each GPU count runs a meter of its own, one after
+// another, over the whole life of its sampler (the counter grid's start-up probe included).
 //
-//   bench_sampler_cpu [--seconds N] [--gpus N] [--budget-step-cpu]   (defaults: 60 s, 1 simulated GPU)
+//   bench_sampler_cpu [--seconds N] [--gpus N[,N...]] [--budget-step-cpu]
+//     defaults: 60 s each, --gpus 1,2,4,8,16,64
 //   --budget-step-cpu: MeterOptions::budget_counts_step_cpu (the budget also charges wake-ups and bookkeeping)
 //
-// Prints the sampler thread's CPU (getrusage RUSAGE_THREAD, via Meter::sampler_cpu_ns), the time
-// spent inside sensor reads, the process CPU (getrusage RUSAGE_SELF), the reads per domain and
-// reading kind, and PASS or FAIL. Exit 0 on PASS, 1 on FAIL, 2 on bad arguments.
+// Prints, per GPU count, the sampler thread's CPU (getrusage RUSAGE_THREAD, via
+// Meter::sampler_cpu_ns), the time spent inside sensor reads, the process CPU (getrusage
+// RUSAGE_SELF), the reads per domain and reading kind, the energy counter's reads in the first
+// second (the start-up probe), and PASS or FAIL; then one summary line per GPU count. Exit 0 when
+// every GPU count up to 8 passes, 1 when one fails, 2 on bad arguments.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -49,9 +54,12 @@ class CountingSensor final : public wattlab::Sensor {
  public:
   struct Count {
     uint64_t reads = 0, failures = 0, readings = 0;
+    uint64_t first_second_reads = 0;  // reads that started in the sampler's first second
     int64_t wall_ns = 0;  // time spent inside read() (vDSO clock: cheap, so it barely adds to the sampler)
   };
   explicit CountingSensor(wattlab::SensorPtr inner) : inner_(std::move(inner)) {}
+  // Set before the sampler starts: reads before t_ns count as the first second's.
+  void set_first_second_end(int64_t t_ns) { first_second_end_ns_ = t_ns; }
   std::string backend() const override { return inner_->backend(); }
   const std::vector<wattlab::Domain>& domains() const override { return inner_->domains(); }
   std::vector<std::pair<std::string, std::string>> properties() const override { return inner_->properties(); }
@@ -65,6 +73,7 @@ class CountingSensor final : public wattlab::Sensor {
     Count& c = counts_[{domain_index, kind}];
     c.wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     ++c.reads;
+    if (t0 < first_second_end_ns_) ++c.first_second_reads;
     if (!st.ok()) ++c.failures;
     c.readings += out.size() - before;
     return st;
@@ -73,11 +82,12 @@ class CountingSensor final : public wattlab::Sensor {
 
  private:
   wattlab::SensorPtr inner_;
+  int64_t first_second_end_ns_ = 0;
   std::map<std::pair<std::size_t, wattlab::ReadingKind>, Count> counts_;
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "bench_sampler_cpu: %s\nusage: bench_sampler_cpu [--seconds N] [--gpus N] [--budget-step-cpu]\n", why.c_str());
+  std::fprintf(stderr, "bench_sampler_cpu: %s\nusage: bench_sampler_cpu [--seconds N] [--gpus N[,N...]] [--budget-step-cpu]\n", why.c_str());
   std::exit(2);
 }
 
@@ -89,28 +99,24 @@ long parse_positive(std::string_view flag, const char* text, long max) {
   return v;
 }
 
-}  // namespace
+// Up to this many GPUs the sampler is held to 1 % of one core; above, the runs show how it grows.
+constexpr int kHeldGpus = 8;
 
-int main(int argc, char** argv) {
-  long seconds = 60, gpus = 1;
-  bool step_cpu = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--budget-step-cpu") {
-      step_cpu = true;
-    } else if ((a == "--seconds" || a == "--gpus") && i + 1 < argc) {
-      (a == "--seconds" ? seconds : gpus) = parse_positive(a, argv[++i], a == "--seconds" ? 86'400 : 64);
-    } else {
-      usage("unknown argument '" + std::string(a) + "'");
-    }
-  }
+struct Figures {
+  int gpus = 0;
+  double sampler_pct = 0, in_reads_pct = 0, process_pct = 0;
+  double counter_reads_per_gpu_s = 0, counter_first_second_per_gpu = 0, sample_reads_per_gpu_s = 0;
+  bool pass = false;
+};
 
+// One meter over `gpus` simulated GPUs for `seconds`: prints its details, returns its figures.
+Figures run_one(int gpus, long seconds, bool step_cpu) {
   wattlab::BackendOptions o;
   o.device = "sim";
-  o.sim_gpus = static_cast<int>(gpus);
+  o.sim_gpus = gpus;
   wattlab::OpenedSensors opened = wattlab::open_sensors(o);
   std::vector<wattlab::SensorPtr> sensors;
-  std::vector<const CountingSensor*> counters;
+  std::vector<CountingSensor*> counters;
   for (auto& s : opened.sensors) {
     auto c = std::make_unique<CountingSensor>(std::move(s));
     counters.push_back(c.get());
@@ -120,7 +126,7 @@ int main(int argc, char** argv) {
   options.budget_counts_step_cpu = step_cpu;
   wattlab::Meter meter(std::move(sensors), wattlab::MonotonicClock::instance(), options);
   const wattlab::MeterOptions& opt = meter.options();
-  std::printf("bench_sampler_cpu: SIMULATED device (sim, %ld GPU(s), H200 read costs spun on the sampler thread)\n", gpus);
+  std::printf("bench_sampler_cpu: SIMULATED device (sim, %d GPU(s), H200 read costs spun on the sampler thread)\n", gpus);
   std::printf("MeterOptions: counter every %.3f s, power every %.3f s (at least a field's refresh beside a sample "
               "buffer, and for an averaged field), samples every %.3f s, "
               "telemetry every %.3f s\n",
@@ -137,11 +143,13 @@ int main(int argc, char** argv) {
   int64_t user0_ns = 0, sys0_ns = 0, user1_ns = 0, sys1_ns = 0;
   const int64_t proc0_ns = process_cpu_ns(&user0_ns, &sys0_ns);
   const int64_t t0_ns = clock_ns(CLOCK_MONOTONIC);
+  // The sampler's first second: the counter grid's start-up probe.
+  for (CountingSensor* c : counters) c->set_first_second_end(t0_ns + 1'000'000'000);
   meter.start();
   // Drain the readings every 500 ms, as the store's flusher does, so the export queue stays small.
   std::vector<wattlab::TimedReading> drained;
   uint64_t exported = 0;
-  const int64_t end_ns = t0_ns + seconds * 1'000'000'000;
+  const int64_t end_ns = t0_ns + static_cast<int64_t>(seconds) * 1'000'000'000;
   while (clock_ns(CLOCK_MONOTONIC) < end_ns) {
     const int64_t left_ns = end_ns - clock_ns(CLOCK_MONOTONIC);
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(left_ns, 500'000'000)));
@@ -199,7 +207,78 @@ int main(int argc, char** argv) {
                   m ? static_cast<double>(m->read_cost_ns) * 1e-3 : 0.0);
     }
 
-  const bool pass = sampler_pct <= 1.0;
-  std::printf("result: %s (sampler %.3f %% of one core, target <= 1 %%)\n", pass ? "PASS" : "FAIL", sampler_pct);
-  return pass ? 0 : 1;
+  Figures f;
+  f.gpus = gpus;
+  f.sampler_pct = sampler_pct;
+  f.in_reads_pct = 100.0 * static_cast<double>(in_reads_ns) * 1e-9 / wall_s;
+  f.process_pct = 100.0 * proc_s / wall_s;
+  uint64_t counter_reads = 0, counter_first = 0, sample_reads = 0;
+  for (const CountingSensor* c : counters)
+    for (const auto& [key, n] : c->counts()) {
+      if (key.second == wattlab::ReadingKind::energy_counter_j) {
+        counter_reads += n.reads;
+        counter_first += n.first_second_reads;
+      } else if (key.second == wattlab::ReadingKind::power_sample_w) {
+        sample_reads += n.reads;
+      }
+    }
+  f.counter_reads_per_gpu_s = static_cast<double>(counter_reads) / gpus / wall_s;
+  f.counter_first_second_per_gpu = static_cast<double>(counter_first) / gpus;
+  f.sample_reads_per_gpu_s = static_cast<double>(sample_reads) / gpus / wall_s;
+  const bool held = gpus <= kHeldGpus;
+  f.pass = sampler_pct <= 1.0;
+  std::printf("result: %s (sampler %.3f %% of one core, target <= 1 %%%s)\n\n", f.pass ? "PASS" : "FAIL", sampler_pct,
+              held ? "" : "; not held to it above 8 GPUs");
+  std::fflush(stdout);  // one GPU count at a time, when the output goes to a file
+  return f;
+}
+
+// Parses "1,2,4,8": whole numbers in 1..64.
+std::vector<int> parse_gpus(const char* text) {
+  std::vector<int> out;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string one(rest.substr(0, comma));
+    out.push_back(static_cast<int>(parse_positive("--gpus", one.c_str(), 64)));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long seconds = 60;
+  std::vector<int> gpu_counts = {1, 2, 4, 8, 16, 64};
+  bool step_cpu = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--budget-step-cpu") {
+      step_cpu = true;
+    } else if (a == "--seconds" && i + 1 < argc) {
+      seconds = parse_positive(a, argv[++i], 86'400);
+    } else if (a == "--gpus" && i + 1 < argc) {
+      gpu_counts = parse_gpus(argv[++i]);
+    } else {
+      usage("unknown argument '" + std::string(a) + "'");
+    }
+  }
+  std::vector<Figures> all;
+  for (int g : gpu_counts) all.push_back(run_one(g, seconds, step_cpu));
+
+  std::printf("summary over %ld s each (SIMULATED H200s; target: the sampler thread <= 1 %% of one core for up to %d GPUs)\n",
+              seconds, kHeldGpus);
+  std::printf("  %5s %11s %12s %12s %18s %19s %16s  %s\n", "GPUs", "sampler_%", "in_reads_%", "process_%",
+              "counter_reads/s/GPU", "probe_reads/GPU(1s)", "samples/s/GPU", "result");
+  bool ok = true;
+  for (const Figures& f : all) {
+    const bool held = f.gpus <= kHeldGpus;
+    if (held && !f.pass) ok = false;
+    std::printf("  %5d %11.3f %12.3f %12.3f %18.3f %19.1f %16.2f  %s\n", f.gpus, f.sampler_pct, f.in_reads_pct,
+                f.process_pct, f.counter_reads_per_gpu_s, f.counter_first_second_per_gpu, f.sample_reads_per_gpu_s,
+                held ? (f.pass ? "PASS" : "FAIL") : "(how it grows; not held)");
+  }
+  return ok ? 0 : 1;
 }

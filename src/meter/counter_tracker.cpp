@@ -21,6 +21,33 @@ void CounterTracker::on_failed_read() {
   have_probe_ = false;
 }
 
+int64_t CounterTracker::take_hint(int64_t lo_ns, int64_t hi_ns, int64_t now_ns, double read_cost_ns) {
+  hint_at_ns_ = lo_ns;
+  hint_width_ns_ = hi_ns - lo_ns;
+  // Reads back to back from a read and a half before the hinted span: the first read's midpoint
+  // stays before the span even when reads take 2.5 times their mean cost (a loaded VM: 8-13 ms
+  // where the H200's cost is 4.2 ms), and the third read at the latest is past it. Centred on the
+  // span, the first read came after it on such a VM as often as not, and half the boards fell
+  // back to the coarse probe.
+  hint_lead_ns_ = static_cast<int64_t>(1.5 * read_cost_ns);
+  coarse_probe_ = false;
+  return hinted_start(now_ns);
+}
+
+int64_t CounterTracker::hinted_start(int64_t now_ns) {
+  while (hint_at_ns_ - hint_lead_ns_ < now_ns) hint_at_ns_ += update_ns_;
+  hint_until_ns_ = hint_at_ns_ + hint_width_ns_ + 2 * hint_lead_ns_;
+  hint_first_pending_ = true;
+  return hint_at_ns_ - hint_lead_ns_;
+}
+
+std::optional<int64_t> CounterTracker::put_off_hinted_read(int64_t now_ns) {
+  if (!hint_first_pending_ || hint_until_ns_ == INT64_MIN || hint_put_offs_ >= kHintPutOffs) return std::nullopt;
+  if (now_ns <= hint_at_ns_ - hint_lead_ns_ + kHintSlackNs) return std::nullopt;
+  ++hint_put_offs_;
+  return hinted_start(now_ns);
+}
+
 std::optional<int64_t> CounterTracker::grid_slot(int64_t earliest_ns, int64_t align_ns) const {
   if (!on_grid_ || !grid_.locked()) return std::nullopt;
   int64_t s = grid_.update_at_or_before(earliest_ns - align_ns) + align_ns;
@@ -56,16 +83,21 @@ CounterNext CounterTracker::plain_read(const CounterRead& r) {
 
 CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterNext n;
+  hint_first_pending_ = false;
   const int64_t mid = r.mid_ns;
   CounterGrid& g = grid_;
   if (r.dur_ns > update_ns_ / kSlowReadDivisor) {
     // When inside the read the value was taken is unknown: no placement, and no bracket from it.
-    // On a locked grid the read is made again just after the next update; else at once.
+    // A hinted probe starts again at the hinted instant one period on; on a locked grid the read
+    // is made again just after the next update; else at once.
     on_failed_read();
-    n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) +
-                                                     std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
-                                                     static_cast<int64_t>(r.cost_ns)
-                                               : r.now_ns;
+    if (hint_until_ns_ != INT64_MIN)
+      n.next_ns = hinted_start(r.now_ns);
+    else
+      n.next_ns = phase_ == CounterPhase::locked ? g.next_update_after(r.now_ns) +
+                                                       std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
+                                                       static_cast<int64_t>(r.cost_ns)
+                                                 : r.now_ns;
     n.pace_next = false;
     return n;
   }
@@ -133,6 +165,7 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
   const int64_t read_ns = std::max<int64_t>(static_cast<int64_t>(r.cost_ns), 1'000'000);
   const int64_t narrow_ns = 2 * read_ns + 1'000'000;
   const bool changed = have_probe_ && r.value != probe_value_;
+  if (changed) hint_until_ns_ = INT64_MIN;  // the probe found an update: the hint has served
   if (changed && phase_ == CounterPhase::probing && mid - probe_t_ns_ > narrow_ns && fine_tries_ < kFineTries) {
     const int64_t lo = probe_t_ns_;
     n.point = CounterPlacement{r.value, lo + (mid - lo) / 2, (mid - lo) / 2};
@@ -167,6 +200,19 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
     have_probe_ = true;
     probe_value_ = r.value;
     probe_t_ns_ = mid;
+    // A hinted probe past the hinted instant without a change: the first read came too late (a
+    // read slower than its mean cost), or the hint was wrong. Once more from further before it,
+    // one period on; then probe coarsely.
+    if (phase_ == CounterPhase::probing && hint_until_ns_ != INT64_MIN && mid > hint_until_ns_) {
+      if (++hint_misses_ < kHintTries) {
+        hint_lead_ns_ += std::max<int64_t>(r.dur_ns, static_cast<int64_t>(r.cost_ns));
+        n.next_ns = hinted_start(r.now_ns);
+        n.pace_next = false;
+        return n;
+      }
+      coarse_probe_ = true;
+      hint_until_ns_ = INT64_MIN;
+    }
     // Probing: coarse steps at start-up, then reads back to back; a bracket's second read lands
     // just after the update.
     n.next_ns = phase_ == CounterPhase::bracketing ? g.next_update_after(mid) + margin

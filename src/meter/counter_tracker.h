@@ -55,6 +55,11 @@ class CounterTracker {
   // A probe bracket wider than two reads is narrowed by reading across it one period later, at
   // most this many times in a row (then the grid locks on what it has, and the checks go on).
   static constexpr int kFineTries = 3;
+  // A probe started from a hint (take_hint) that sees no change where the hint said is tried this
+  // many times in all before the coarse probe runs.
+  static constexpr int kHintTries = 2;
+  static constexpr int64_t kHintSlackNs = 1'000'000;
+  static constexpr int kHintPutOffs = 16;
 
   // A read on the grid that takes longer than this share of the update period (a latency spike:
   // H200 reads take 3 ms median, 15 ms p99) may have seen an update anywhere inside it: its value
@@ -72,6 +77,15 @@ class CounterTracker {
   CounterNext on_read(const CounterRead& r);
   // A failed read: the next one probes afresh (the grid, if locked, stays).
   void on_failed_read();
+  // Before the first read: a cheap field of the same board published in (lo_ns, hi_ns]
+  // (refresh_hint.h). The start-up probe reads back to back from just before that instant one or
+  // more periods later, the first read starting at or after now_ns; returns that read's start. No
+  // change by a little past it: the hint was wrong, and the coarse probe goes on from there.
+  int64_t take_hint(int64_t lo_ns, int64_t hi_ns, int64_t now_ns, double read_cost_ns);
+  // A hinted probe's first read that would start more than kHintSlackNs after its planned start
+  // (the sampler was busy: another board's counter read) would come too late to bracket the
+  // hinted instant: returns the start one or more periods on instead, at most kHintPutOffs times.
+  std::optional<int64_t> put_off_hinted_read(int64_t now_ns);
 
   bool on_grid() const { return on_grid_; }
   CounterPhase phase() const { return phase_; }
@@ -85,6 +99,8 @@ class CounterTracker {
  private:
   CounterNext plain_read(const CounterRead& r);
   CounterNext grid_read(const CounterRead& r);
+  // The start of the next hinted probe's first read at or after now_ns.
+  int64_t hinted_start(int64_t now_ns);
 
   int64_t update_ns_;
   int64_t interval_ns_;
@@ -100,6 +116,13 @@ class CounterTracker {
   int fine_tries_ = 0;        // narrowing stretches since the last lock (a wide probe bracket)
   bool have_locked_value_ = false;
   double locked_value_ = 0;   // the value of the newest read placed on the locked grid
+  int64_t hint_until_ns_ = INT64_MIN;  // a hinted probe that sees no change by then goes coarse
+  int64_t hint_at_ns_ = 0;             // where the hint says the counter publishes (one instant)
+  int64_t hint_width_ns_ = 0;          // to within this
+  int64_t hint_lead_ns_ = 0;           // the first hinted read starts this long before it
+  int hint_misses_ = 0;                // hinted probes that saw no change
+  int hint_put_offs_ = 0;              // hinted probes put off a period (put_off_hinted_read)
+  bool hint_first_pending_ = false;    // a hinted probe's first read is not yet done
   // Plain path.
   int64_t last_point_t_ns_ = INT64_MIN;  // newest point it placed
   int64_t value_seen_t_ns_ = INT64_MIN;  // when it first read the current value

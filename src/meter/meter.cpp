@@ -60,7 +60,7 @@ class Meter::Impl {
         opt_(options),
         start_ns_(clock.now_ns()),
         tl_(make_timelines(sensors_, opt_.timeline_capacity)),
-        sched_(tl_.domains, opt_, clock.now_ns()),
+        sched_(tl_.domains, opt_, clock.now_ns(), !clock.is_virtual()),
         live_(tl_.domains, opt_.export_capacity, start_ns_),
         book_(tl_.size(), tl_.any_counter, opt_.finished_window_capacity) {
     for (auto& s : sensors_)
@@ -70,17 +70,31 @@ class Meter::Impl {
   // One sampler step: read the task's reading, then pay for it and schedule the next.
   void run_task(Task& t) {
     sched_.begin_read(t);
-    int64_t dur = -1, t_end = 0;
-    read_task(t, dur, t_end);
-    sched_.after_read(t, dur, t_end);
+    int64_t dur = -1, t_end = 0, cpu = -1;
+    read_task(t, dur, t_end, cpu);
+    sched_.after_read(t, dur, t_end, cpu);
   }
 
-  void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out) {
+  // cpu_out: on real time, the thread CPU the read used (Scheduler::after_read).
+  void read_task(Task& t, int64_t& dur_out, int64_t& t_end_out, int64_t& cpu_out) {
+    step_read_ = false;
     if (tl_.states[t.domain].lost) {  // written by this thread only
+      step_read_ = true;
       sched_.after_lost(t);
       return;
     }
+    // The counter's start-up hint reads another field, or puts the read off: the counter is not
+    // read yet (Meter::wait_first_reads waits for its first read).
+    if (t.hinting()) return read_hint(t);
+    if (t.counter)
+      if (const auto later = t.counter->put_off_hinted_read(clock_.now_ns())) {
+        t.next_ns = *later;  // too late to bracket the hinted instant: one period on, unread
+        return;
+      }
+    step_read_ = true;
     scratch_.clear();
+    const bool real = !clock_.is_virtual();
+    const int64_t cpu0 = real ? thread_cpu_clock_ns() : 0;
     const int64_t t0 = clock_.now_ns();
     const int64_t late_ns = t0 - t.next_ns;
     Sensor& sensor = *refs_[t.domain].sensor;
@@ -98,6 +112,7 @@ class Meter::Impl {
         with_end_.push_back(scratch_.size());
       }
     const int64_t t2 = clock_.now_ns();
+    if (real) cpu_out = thread_cpu_clock_ns() - cpu0;
     const int64_t mid = t0 + (t1 - t0) / 2;
     dur_out = t2 - t0;
     t_end_out = t2;
@@ -124,6 +139,35 @@ class Meter::Impl {
     if (!next.point) return;
     std::string ev = tl.add_counter(next.point->value, next.point->t_ns, next.point->sigma_ns);
     if (!ev.empty()) live_.counter_reset(t.domain, mid, std::move(ev));
+  }
+
+  // A grid counter's start-up: one read of the domain's cheap instant power field in its stead,
+  // to find where that field refreshes (refresh_hint.h); once found, the counter's probe starts
+  // there. The value only times the refresh (the field's own task files its readings), and the
+  // read is not the counter's: it is not charged to the counter's budget (the thread CPU governor
+  // sees it, as it sees the counter's free probe).
+  void read_hint(Task& t) {
+    scratch_.clear();
+    const int64_t t0 = clock_.now_ns();
+    const Status st = refs_[t.domain].sensor->read(refs_[t.domain].local, t.hint_kind, scratch_);
+    const int64_t t1 = clock_.now_ns();
+    {
+      std::lock_guard lk(mu_);
+      live_.count_read(t0, t1 - t0, nullptr);  // the sampler's read time counts every read
+    }
+    if (!st.ok() || scratch_.empty()) {
+      t.hint->give_up();
+      t.next_ns = t1;
+      return;
+    }
+    const int64_t next_ns = t.hint->on_read(scratch_.front().value, t0 + (t1 - t0) / 2);
+    if (t.hint->searching()) {
+      t.next_ns = next_ns;
+    } else if (const auto& b = t.hint->bracket()) {
+      t.next_ns = t.counter->take_hint(b->lo_ns, b->hi_ns, t1, t.budget.cost_ns());
+    } else {
+      t.next_ns = t1;
+    }
   }
 
   // Caller holds mu_. The edges the callers pushed, applied in the order they pushed them.
@@ -237,7 +281,7 @@ class Meter::Impl {
         sampler_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
       }
       std::unique_lock lk(mu_);
-      if (!t->read_once) {
+      if (!t->read_once && step_read_) {
         t->read_once = true;
         if (++tasks_read_once_ == sched_.tasks().size()) cv_.notify_all();
       }
@@ -286,6 +330,7 @@ class Meter::Impl {
   WindowResultSink sink_;
   std::vector<std::shared_ptr<const WindowResult>> handing_;  // the batch being handed on
   std::size_t tasks_read_once_ = 0;
+  bool step_read_ = false;  // the last step read the task's reading (or found its device lost)
 
   std::thread thread_;
   std::mutex stop_mu_;

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <limits>
@@ -48,6 +49,14 @@ double weight(const Task& t) { return 1.0 + static_cast<double>(t.with.size()); 
 double share_in_use(const Task& t) {
   return std::min(t.budget.share(), t.budget.cost_ns() * t.reads_per_slot / static_cast<double>(t.interval_ns));
 }
+// The share a reading uses however far its budget puts it off: one read per max safe interval
+// (the sample buffer's depth), since the budget never stretches it past that (Scheduler::pace).
+double floor_share(const Task& t) {
+  if (t.max_gap_ns <= 0) return 0;
+  const double at_max_gap = t.budget.cost_ns() * t.reads_per_slot /
+                            static_cast<double>(std::max(t.max_gap_ns, t.interval_ns));
+  return std::min(share_in_use(t), at_max_gap);
+}
 
 }  // namespace
 
@@ -58,8 +67,17 @@ int64_t thread_cpu_ns() {
          (static_cast<int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1'000;
 }
 
-Scheduler::Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns)
-    : opt_(opt), governor_(opt.sampler_thread_cpu_share, opt.sampler_cpu_share) {
+int64_t thread_cpu_clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+Scheduler::Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns, bool real_time)
+    : opt_(opt),
+      hint_(opt.counter_probe_hint == MeterOptions::ProbeHint::always ||
+            (real_time && opt.counter_probe_hint == MeterOptions::ProbeHint::real_time)),
+      governor_(opt.sampler_thread_cpu_share, opt.sampler_cpu_share) {
   for (uint32_t d = 0; d < domains.size(); ++d) {
     const SensorModel& model = domains[d].model;
     for (const auto& m : model.readings)
@@ -110,10 +128,17 @@ Task Scheduler::make_task(const Domain& domain, uint32_t d, const ReadingModel& 
   t.interval_ns = std::max<int64_t>(t.interval_ns, 1'000'000);
   const double share = m.kind == ReadingKind::energy_counter_j ? opt_.counter_cpu_share : opt_.reading_cpu_share;
   t.budget = ReadBudget(share > 0 ? share : 0, m.read_cost_ns, now_ns);
+  if (grid) t.budget.start_with_one_read();  // its probe is free (CounterTracker::probe_free)
   t.reads_per_slot = grid ? 1.0 + 1.0 / CounterTracker::kBracketEvery : 1.0;
   t.max_gap_ns = m.max_safe_interval_ns;
   if (m.kind == ReadingKind::energy_counter_j)
     t.counter = std::make_unique<CounterTracker>(m.update_period_ns, t.interval_ns, grid);
+  // A grid counter's probe starts from where a cheap field of the same period refreshes.
+  const ReadingModel* field = domain.model.find(ReadingKind::power_instant_w);
+  if (hint_ && grid && field && field->read_cost_ns < kExpensiveReadNs && field->update_period_ns == m.update_period_ns) {
+    t.hint = std::make_unique<RefreshHint>(m.update_period_ns);
+    t.hint_kind = field->kind;
+  }
   return t;
 }
 
@@ -153,11 +178,12 @@ void Scheduler::after_failed_read(Task& t, int64_t t1_ns) const {
 
 void Scheduler::after_lost(Task& t) const { t.next_ns = INT64_MAX; }
 
-void Scheduler::after_read(Task& t, int64_t dur_ns, int64_t end_ns) {
-  t.last_dur_ns = dur_ns;
+void Scheduler::after_read(Task& t, int64_t dur_ns, int64_t end_ns, int64_t cpu_ns) {
+  const int64_t paid_ns = cpu_ns >= 0 ? std::min(dur_ns, cpu_ns) : dur_ns;
+  t.last_dur_ns = paid_ns;
   if (dur_ns < 0) return;  // no read (device lost)
   t.budget.observe(dur_ns);
-  if (!t.probe_free()) t.budget.charge(dur_ns, end_ns);
+  if (!t.probe_free()) t.budget.charge(paid_ns, end_ns);
   update_budget_scale(end_ns);
   pace(t, end_ns, end_ns - dur_ns);
   update_end_timeout(end_ns);
@@ -178,10 +204,22 @@ void Scheduler::observe_thread_cpu(int64_t now_ns, int64_t cpu_ns) {
 }
 
 void Scheduler::update_budget_scale(int64_t now_ns) {
+  // The readings the budget cannot put off past their max safe interval use their floor share
+  // whatever the budget says: it comes off the total first, so that the shares handed out add up
+  // to what the reads cost (with 8 simulated H200s the sample buffers' floor is 0.34 % of a core,
+  // and handed out on top of it, the counters' share had kept the thread at 1.6 %). What is left
+  // never falls below a tenth of the total, so that many boards' sample buffers cannot stop the
+  // energy counters altogether.
   double use[kGroups] = {0, 0, 0, 0};
+  double floors = 0;
   for (const Task& t : tasks_)
-    if (t.next_ns != INT64_MAX && t.budget.share() > 0) use[static_cast<int>(group_of(t.kind))] += share_in_use(t);
-  const auto f = budget_group_scales(use[0], use[1], use[2], use[3], governor_.read_share());
+    if (t.next_ns != INT64_MAX && t.budget.share() > 0) {
+      use[static_cast<int>(group_of(t.kind))] += share_in_use(t) - floor_share(t);
+      floors += floor_share(t);
+    }
+  const double total = governor_.read_share();
+  const double rest = total > 0 ? std::max(total - floors, 0.1 * total) : total;
+  const auto f = budget_group_scales(use[0], use[1], use[2], use[3], rest);
   // A group over its budget shares it by water-filling: each reading gets at most the level.
   double level[kGroups];
   for (int g = 0; g < kGroups; ++g) {
@@ -190,14 +228,15 @@ void Scheduler::update_budget_scale(int64_t now_ns) {
     level_scratch_.clear();
     for (const Task& t : tasks_)
       if (t.next_ns != INT64_MAX && t.budget.share() > 0 && static_cast<int>(group_of(t.kind)) == g)
-        level_scratch_.emplace_back(share_in_use(t), weight(t));
+        level_scratch_.emplace_back(share_in_use(t) - floor_share(t), weight(t));
     level[g] = water_level(level_scratch_, f[static_cast<std::size_t>(g)] * use[g]);
   }
   for (Task& t : tasks_) {
     if (t.budget.share() <= 0) continue;
     const double l = level[static_cast<int>(group_of(t.kind))] * weight(t);
-    const double u = share_in_use(t);
-    const double scale = u > l ? l / t.budget.share() : 1.0;
+    const double floor = floor_share(t);
+    const double u = share_in_use(t) - floor;
+    const double scale = u > l ? (l + floor) / t.budget.share() : 1.0;
     if (scale != t.budget.rate() / t.budget.share()) t.budget.set_scale(scale, now_ns);
   }
 }

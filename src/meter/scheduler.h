@@ -11,6 +11,7 @@
 
 #include "counter_tracker.h"
 #include "read_budget.h"
+#include "refresh_hint.h"
 #include "wattlab/meter/meter.h"
 #include "wattlab/sensors/sensor.h"
 
@@ -32,12 +33,21 @@ struct Task {
   int64_t max_gap_ns = 0;     // the sensor model's max safe interval (the sample buffer's depth): the budget stops there
   int64_t last_dur_ns = -1;   // the newest read's duration (-1: none)
   std::unique_ptr<CounterTracker> counter;  // energy counters: where each value belongs, when to read next
+  // A grid counter's start-up: where the domain's instant power field refreshes, found first with
+  // reads of that field (hint_kind), so that the grid probe starts there (refresh_hint.h).
+  std::unique_ptr<RefreshHint> hint;
+  ReadingKind hint_kind{};
+
+  bool hinting() const { return hint && hint->searching(); }
 
   bool probe_free() const { return counter && counter->probe_free(); }
 };
 
 // CPU time the calling thread has used (getrusage RUSAGE_THREAD), in ns.
 int64_t thread_cpu_ns();
+// CLOCK_THREAD_CPUTIME_ID (ns): exact, where getrusage's thread times may step by a scheduler
+// tick; for one read's CPU.
+int64_t thread_cpu_clock_ns();
 
 class Scheduler {
  public:
@@ -48,7 +58,8 @@ class Scheduler {
   // keep their instants (a grid counter's read is timed against the counter's updates).
   static constexpr int64_t kCoalesceNs = 5'000'000;
 
-  Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns);
+  // real_time: the meter runs on a real clock (MeterOptions::counter_probe_hint).
+  Scheduler(const std::vector<Domain>& domains, const MeterOptions& opt, int64_t now_ns, bool real_time = false);
 
   std::vector<Task>& tasks() { return tasks_; }
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -65,7 +76,13 @@ class Scheduler {
   void after_lost(Task& t) const;
   // Pays for the read (dur_ns < 0: there was none), shares the budget out again, puts t's next
   // read off if its budget is in debt, and updates the end timeout. end_ns: when the step ended.
-  void after_read(Task& t, int64_t dur_ns, int64_t end_ns);
+  // cpu_ns: on real time, the thread CPU the read used (< 0: not measured, the virtual clock). The
+  // budget pays the smaller of the two: a read preempted by other processes took longer on the
+  // clock than on the CPU, and charged its whole duration it had put the reading off as if it had
+  // used the CPU that long (a 4-board simulated exporter's counters went unread for 10+ s on a
+  // 2-core VM with 6 busy processes). The mean cost, which times the counter's reads, stays the
+  // duration's.
+  void after_read(Task& t, int64_t dur_ns, int64_t end_ns, int64_t cpu_ns = -1);
   // MeterOptions::budget_counts_step_cpu: the step's CPU besides the read, paid for too.
   void charge_step_overhead(Task& t, int64_t step_cpu_ns, int64_t now_ns) const;
 
@@ -86,6 +103,7 @@ class Scheduler {
   void pace(Task& t, int64_t now_ns, int64_t read_start_ns);
 
   MeterOptions opt_;
+  bool hint_;  // grid counters start their probe from a RefreshHint
   std::vector<Task> tasks_;
   std::vector<std::pair<double, double>> level_scratch_;  // update_budget_scale's (use, weight), reused
   ThreadCpuGovernor governor_;

@@ -485,6 +485,8 @@ int64_t Timeline::newest_power_ns() const {
   return t;
 }
 
+int64_t Timeline::newest_sample_ns() const { return samples_.pieces.empty() ? INT64_MIN : samples_.pieces.back().t1_ns; }
+
 void Timeline::accumulate_power(int64_t& to_ns, double& energy_j, int64_t& unmeasured_ns) const {
   const RingBuffer<PowerPiece>& src = has_samples_ && !samples_.pieces.empty() ? samples_.pieces : instant_.pieces;
   if (src.empty() || src.back().t1_ns <= to_ns) return;

@@ -98,6 +98,8 @@ class Timeline {
   std::optional<CounterPoint> newest_counter() const;
   // End of the newest power reading (sample or instant); INT64_MIN when there is none.
   int64_t newest_power_ns() const;
+  // End of the newest sample (power_sample_w); INT64_MIN when there is none.
+  int64_t newest_sample_ns() const;
   // For domains without a counter: add the energy of the power readings that end after `to_ns`
   // (held values, the best source the domain has) and move `to_ns` to the newest one's end; time
   // between readings that none covers goes to `unmeasured_ns`. INT64_MIN starts at the first reading.

@@ -129,5 +129,35 @@ TEST(LiveState, EnergyNowFromTheCounterOrTheIntegratedPower) {
   EXPECT_NEAR(s.domains[1].energy_j, 100.0 * 0.18, 1e-9);  // 20..200 ms
 }
 
+TEST(LiveState, EnergyNowReachesAsFarAsTheSampleBufferWhereTheInstantPowerHasAHole) {
+  // A counter, a 20 ms sample buffer and the instant field. The budget put the instant reads off
+  // past two refreshes: they leave a hole after the counter point, and the newest of them is
+  // newer than the sample buffer's end. The energy then reaches the samples' end, not only the
+  // counter point.
+  Domain d = domain(true);
+  d.model.readings[1].update_period_ns = 100 * kMs;  // the instant field, NVML's refresh
+  ReadingModel samples;
+  samples.kind = ReadingKind::power_sample_w;
+  samples.update_period_ns = 20 * kMs;
+  d.model.readings.push_back(samples);
+  DomainTimelines tl;
+  tl.domains = {d};
+  tl.timelines.emplace_back(d, 1024);
+  tl.states.resize(1);
+  tl.any_counter = true;
+  Timeline& t = tl.timelines[0];
+  LiveState live(tl.domains, 1 << 10, 0);
+  for (int64_t s = 20 * kMs; s <= 1'200 * kMs; s += 20 * kMs) t.add_sample({s, ReadingKind::power_sample_w, 300.0});
+  t.add_counter(1000.0, 0, kMs);
+  t.add_counter(1030.0, 100 * kMs, kMs);
+  t.add_instant(instant(150 * kMs, 300.0));
+  t.add_instant(instant(1'400 * kMs, 300.0));  // 1.25 s later: a hole, past the samples' end
+  const MeterSnapshot s = live.snapshot(tl, 1'500 * kMs);
+  ASSERT_TRUE(s.domains[0].energy_ok);
+  EXPECT_EQ(s.domains[0].energy_t_ns, 1'200 * kMs);
+  EXPECT_EQ(s.domains[0].energy_estimator, "counter+integrated(samples)");
+  EXPECT_NEAR(s.domains[0].energy_j, 30.0 + 300.0 * 1.1, 1e-6);  // 100 ms .. 1.2 s at 300 W
+}
+
 }  // namespace
 }  // namespace wattlab

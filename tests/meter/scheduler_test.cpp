@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace wattlab {
@@ -133,6 +135,62 @@ TEST(Scheduler, TheSampleBufferIsNeverPutOffPastItsDepth) {
     read_once(s, samples, 50 * kMs);
     EXPECT_LE(samples.next_ns - start, 2'400 * kMs) << "read " << i;
   }
+}
+
+TEST(Scheduler, TheSampleBuffersFloorComesOffTheTotalBeforeItIsShared) {
+  // Eight boards whose sample buffer costs 0.5 ms a read and must be read every 1.19 s (the
+  // simulated H200's): the buffers use 0.34 % of a core however far the budget puts them off, so
+  // the counters share at most 3/4 of what is left of the 0.8 %, not 3/4 of all of it.
+  constexpr double kFloor = 503'000.0 / (1'190.0 * kMs);
+  std::vector<Domain> boards;
+  for (int i = 0; i < 8; ++i) {
+    Domain d = gpu();
+    d.id = "gpu:" + std::to_string(i);
+    for (ReadingModel& m : d.model.readings)
+      if (m.kind == ReadingKind::power_sample_w) {
+        m.read_cost_ns = 503'000;
+        m.max_safe_interval_ns = 1'190 * kMs;
+      }
+    boards.push_back(d);
+  }
+  const MeterOptions opt;
+  Scheduler s(boards, opt, 0);
+  double counters = 0;
+  for (const Task& t : s.tasks()) {
+    if (t.kind == ReadingKind::energy_counter_j) counters += t.budget.rate();
+    if (t.kind == ReadingKind::power_sample_w) {
+      EXPECT_GE(t.budget.rate(), 0.999 * kFloor) << "never below its floor";
+    }
+  }
+  EXPECT_GT(counters, 0);
+  EXPECT_LE(counters, 0.75 * (opt.sampler_cpu_share - 8 * kFloor) * 1.001);
+}
+
+TEST(Scheduler, APreemptedReadIsPaidForWithTheCpuItUsed) {
+  // A violation counter read (0.6 ms, 0.2 % of a core, every second) held up 60 ms by other
+  // processes on the same cores: charged its whole duration, it put the reading off by 30 s; the
+  // thread CPU it used (on real time) pays 0.6 ms, and the next read comes at its interval.
+  Scheduler clock_only({gpu()}, MeterOptions{}, 0), with_cpu({gpu()}, MeterOptions{}, 0);
+  Task& a = task(clock_only, ReadingKind::power_violation_ns);
+  Task& b = task(with_cpu, ReadingKind::power_violation_ns);
+  for (auto [s, t, cpu_ns] : {std::tuple{&clock_only, &a, int64_t{-1}}, std::tuple{&with_cpu, &b, 600'000L}}) {
+    t->next_ns = 0;
+    s->begin_read(*t);
+    s->after_plain_read(*t, 0);
+    s->after_read(*t, 60 * kMs, 60 * kMs, cpu_ns);
+  }
+  EXPECT_GT(a.next_ns, 20 * kS) << "the duration is paid: in debt for ~30 s";
+  EXPECT_EQ(b.next_ns, 1 * kS) << "0.6 ms paid: at its interval";
+  // The mean cost, which times reads, is the duration's either way.
+  EXPECT_EQ(a.budget.cost_ns(), b.budget.cost_ns());
+  EXPECT_EQ(b.budget.charged_ns(), 600'000);
+  // The CPU never pays more than the duration (a read's CPU taken with the step around it).
+  Task& c = task(with_cpu, ReadingKind::sm_clock_mhz);
+  const int64_t t0 = c.next_ns;
+  with_cpu.begin_read(c);
+  with_cpu.after_plain_read(c, t0);
+  with_cpu.after_read(c, 10'000, t0 + 10'000, 50'000);
+  EXPECT_EQ(c.budget.charged_ns(), 10'000);
 }
 
 TEST(Scheduler, AWindowEndWaitsFourOfTheSlowestCounterIntervals) {

@@ -56,6 +56,13 @@ struct MeterOptions {
   // loaded VM a wake-up costs tens of us, and charging it cut the power readings to a few a second
   // and made live energy slopes (wattlab serve) miss by 4-9% in tests/export/prometheus_integration.
   bool budget_counts_step_cpu = false;
+  // Where the energy counter's grid probe starts (docs/estimators.md): from where the domain's
+  // cheap instant power field refreshes (two or three counter reads, where the field refreshes on
+  // the counter's grid), or with the coarse probe alone (8-12 reads). real_time: the hint on a
+  // real clock only, so that tests on virtual time keep the coarse probe's counter schedule
+  // unless they ask for the hint (always).
+  enum class ProbeHint { real_time, always, never };
+  ProbeHint counter_probe_hint = ProbeHint::real_time;
   // Bounded memory: readings kept per domain and kind (at 50 Hz, 2^18 is ~87 minutes). Windows
   // longer than that still come out right: the meter anchors each window edge as soon as it can.
   std::size_t timeline_capacity = 1u << 18;
