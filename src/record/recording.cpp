@@ -17,6 +17,12 @@ constexpr std::size_t kFlushAtReadings = 20000;
 constexpr int64_t kVirtualStepNs = 100'000'000;
 constexpr int kVirtualMaxSteps = 100;
 
+// Said after "N readings, M windows" when annotations of stored windows did not reach the store.
+std::string annotations_lacked(const StoreHealth& h) {
+  if (!h.annotations_pending) return "";
+  return ", the labels and counts of " + std::to_string(h.annotations_pending) + " stored windows";
+}
+
 [[noreturn]] void fail(ErrorKind kind, std::string what, std::string hint = "") {
   throw WattlabError(Error{kind, std::move(what), std::move(hint), 0});
 }
@@ -148,6 +154,11 @@ void Recording::queue(Tracked& t) {
   due_.push_back(t.id);
 }
 
+void Recording::remember_stored(Tracked& t) {
+  t.stored_seq = ++stored_seq_;
+  stored_.emplace_back(t.id, t.stored_seq);
+}
+
 WindowId Recording::open(std::string_view name, const std::function<void()>& sync) {
   const WindowId id = meter().open(name, sync);
   std::lock_guard lk(mu_);
@@ -170,7 +181,8 @@ WindowId Recording::add_window(std::string_view name, int64_t t_begin_ns, int64_
   // (take) only once the window is tracked.
   std::lock_guard lk(mu_);
   const WindowId id = meter().add_window(name, t_begin_ns, t_end_ns);
-  Tracked& t = tracked_[id] = Tracked{id, std::string(name), true, false, false, 0, std::move(labels), std::move(counts), {}};
+  Tracked& t = tracked_[id] = Tracked{.id = id, .name = std::string(name), .closed = true, .labels = std::move(labels),
+                                      .counts = std::move(counts)};
   queue(t);
   return id;
 }
@@ -185,9 +197,16 @@ void Recording::annotate(WindowId id, const std::map<std::string, std::string>& 
                                    std::to_string(kKeepStoredWindows) + " windows ago");
   for (const auto& [k, v] : labels) t->labels[k] = v;
   for (const auto& [k, v] : counts) t->counts[k] = v;
-  t->stored_final = false;
   ++t->version;
-  if (t->closed) queue(*t);
+  if (t->stored_final) {
+    // Stored: only its labels and counts go to the store again, so the meter's result (which the
+    // meter may have dropped since) is not needed.
+    if (!t->annotation_due) ++annotations_due_;
+    t->annotation_due = true;
+    queue(*t);
+  } else if (t->closed) {
+    queue(*t);
+  }
 }
 
 WindowResult Recording::annotated(const Tracked& t, WindowResult r) const {
@@ -248,6 +267,7 @@ StoreHealth Recording::store_health() const {
   StoreHealth h = health_;
   h.readings_pending = pending_.size();
   h.windows_pending = windows_held_;
+  h.annotations_pending = annotations_due_;
   return h;
 }
 
@@ -310,16 +330,17 @@ Status Recording::flush_locked() {
       failing_ = false;
       recovered = true;
     }
-    const bool outstanding = !pending_.empty() || windows_held_ != 0 || health_.readings_lost || health_.windows_lost ||
-                             health_.events_pending;
+    const bool outstanding = !pending_.empty() || windows_held_ != 0 || annotations_due_ != 0 || health_.readings_lost ||
+                             health_.windows_lost || health_.events_pending;
     if (outstanding && health_.first_error) status = *health_.first_error;
   }
   if (recovered) note("the store works again: what was kept in memory is stored now");
   return status;
 }
 
-// Stores the windows whose result is final (with their annotations), oldest first. One that fails
-// keeps its result in memory (the meter keeps only the newest results) and is tried again.
+// Stores the windows whose result is final (with their annotations), oldest first, then the
+// annotations of windows stored before. A window that fails keeps its result in memory (the meter
+// keeps only the newest results) and is tried again; an annotation that fails stays due.
 void Recording::store_due_windows() {
   std::deque<WindowId> ids;
   {
@@ -330,13 +351,22 @@ void Recording::store_due_windows() {
   }
   std::vector<WindowResult> batch;
   std::vector<std::pair<WindowId, unsigned>> batch_ids;  // id and the version stored
+  std::vector<WindowAnnotation> notes;                   // annotations of stored windows
+  std::vector<std::pair<WindowId, unsigned>> note_ids;
   std::deque<WindowId> later;
   for (WindowId id : ids) {
     std::shared_ptr<const WindowResult> held;
     {
       std::lock_guard lk(mu_);
       const Tracked* t = find(id);
-      if (!t || t->stored_final) continue;
+      if (!t) continue;
+      if (t->stored_final) {
+        if (t->annotation_due) {
+          notes.push_back(WindowAnnotation{t->id, t->labels, t->counts});
+          note_ids.emplace_back(id, t->version);
+        }
+        continue;
+      }
       held = t->held;
     }
     std::optional<WindowResult> r;
@@ -354,6 +384,9 @@ void Recording::store_due_windows() {
   Status st;
   if (!batch.empty()) st = store_->add_windows(run_id_, batch);
   if (!st) store_failed(st.error());
+  Status note_st;
+  if (!notes.empty()) note_st = store_->annotate_windows(run_id_, notes);
+  if (!note_st) store_failed(note_st.error());
   std::lock_guard lk(mu_);
   for (std::size_t i = 0; i < batch_ids.size(); ++i) {
     Tracked* t = find(batch_ids[i].first);
@@ -363,9 +396,12 @@ void Recording::store_due_windows() {
         t->held.reset();
         --windows_held_;
       }
-      if (t->version != batch_ids[i].second) continue;  // annotated meanwhile: queued again
       t->stored_final = true;
-      stored_.push_back(t->id);
+      remember_stored(*t);
+      if (t->version != batch_ids[i].second && !t->annotation_due) {  // annotated meanwhile: queued again
+        t->annotation_due = true;
+        ++annotations_due_;
+      }
     } else {
       if (!t->held) {
         if (windows_held_ >= kMaxPendingWindows) {
@@ -380,12 +416,25 @@ void Recording::store_due_windows() {
       later.push_back(t->id);
     }
   }
+  for (std::size_t i = 0; i < note_ids.size(); ++i) {
+    Tracked* t = find(note_ids[i].first);
+    if (!t) continue;
+    if (!note_st) {
+      later.push_back(t->id);
+    } else if (t->version == note_ids[i].second && t->annotation_due) {  // else annotated meanwhile: queued again
+      t->annotation_due = false;
+      --annotations_due_;
+      remember_stored(*t);  // known for annotate() as long as a window stored now
+    }
+  }
   for (WindowId id : later)
     if (Tracked* t = find(id)) queue(*t);
   // Bounded memory: a stored window is forgotten once enough newer ones are stored.
   while (stored_.size() > kKeepStoredWindows) {
-    auto it = tracked_.find(stored_.front());
-    if (it != tracked_.end() && it->second.stored_final && !it->second.queued) tracked_.erase(it);
+    const auto [id, seq] = stored_.front();
+    auto it = tracked_.find(id);
+    if (it != tracked_.end() && it->second.stored_final && !it->second.queued && it->second.stored_seq == seq)
+      tracked_.erase(it);
     stored_.pop_front();
   }
 }
@@ -419,7 +468,7 @@ void Recording::finish_windows() {
       {
         std::lock_guard lk(mu_);
         for (WindowId id : due_)
-          if (!tracked_.at(id).held && !meter_->result(id)) {
+          if (const Tracked& t = tracked_.at(id); !t.stored_final && !t.held && !meter_->result(id)) {
             all_final = false;
             break;
           }
@@ -438,7 +487,7 @@ void Recording::finish_windows() {
     {
       std::lock_guard lk(mu_);
       const Tracked& t = tracked_.at(id);
-      if (t.held) continue;
+      if (t.held || t.stored_final) continue;  // stored_final: only its annotation is due
       name = t.name;
     }
     try {
@@ -498,7 +547,8 @@ std::optional<Error> Recording::end_locked(int exit_status) {
   // What the store lacks is said beside the run (when it can still take that), then the end.
   if (const StoreHealth now = store_health(); now.incomplete()) {
     const std::string lacks = std::to_string(now.readings_pending + now.readings_lost) + " readings, " +
-                              std::to_string(now.windows_pending + now.windows_lost) + " windows";
+                              std::to_string(now.windows_pending + now.windows_lost) + " windows" +
+                              annotations_lacked(now);
     if (auto st = store_->set_run_tag(run_id_, "wattlab.store_lacks", lacks); !st) store_failed(st.error());
   }
   if (auto st = store_->end_run(run_id_, end_t_ns_, exit_status); !st) {
@@ -510,7 +560,7 @@ std::optional<Error> Recording::end_locked(int exit_status) {
   if (!h.incomplete()) return std::nullopt;
   std::string what = store_->path().string() + " lacks part of run " + std::to_string(run_id_) + ": " +
                      std::to_string(h.readings_pending + h.readings_lost) + " readings, " +
-                     std::to_string(h.windows_pending + h.windows_lost) + " windows" +
+                     std::to_string(h.windows_pending + h.windows_lost) + " windows" + annotations_lacked(h) +
                      (h.end_stored ? "" : ", the run's end");
   if (h.first_error) what += " (first failure: " + h.first_error->message() + ")";
   return Error{ErrorKind::io, what, "the summary and --json output hold the whole run; free space or fix the device", 0};
@@ -537,6 +587,8 @@ RunRecord Recording::summary() const {
   std::unordered_map<WindowId, std::size_t> at;
   for (std::size_t i = 0; i < run.windows.size(); ++i) at[run.windows[i].id] = i;
   for (const auto& [id, t] : tracked_) {
+    if (t.annotation_due)  // stored, its latest annotation not yet
+      if (auto it = at.find(id); it != at.end()) run.windows[it->second] = annotated(t, std::move(run.windows[it->second]));
     if (!t.held) continue;
     WindowResult r = annotated(t, *t.held);
     if (auto it = at.find(id); it != at.end()) run.windows[it->second] = std::move(r);

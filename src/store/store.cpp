@@ -362,6 +362,39 @@ Status Store::add_windows(RunId run, std::span<const WindowResult> windows) {
   return tx->commit();
 }
 
+Status Store::annotate_windows(RunId run, std::span<const WindowAnnotation> annotations) {
+  std::lock_guard lock(impl_->mu);
+  if (auto s = impl_->require_writable("annotate_windows"); !s) return s;
+  if (auto count = impl_->domain_count(run); !count) return count.error();
+  if (annotations.empty()) return {};
+  auto& db = impl_->db;
+  auto find = db.prepare("SELECT window_row FROM windows WHERE run_id = ?1 AND window_id = ?2");
+  if (!find) return find.error();
+  auto put_label = db.prepare("INSERT OR REPLACE INTO window_labels (window_row, key, value) VALUES (?1, ?2, ?3)");
+  if (!put_label) return put_label.error();
+  auto put_count = db.prepare("INSERT OR REPLACE INTO window_counts (window_row, key, value) VALUES (?1, ?2, ?3)");
+  if (!put_count) return put_count.error();
+  auto tx = sqlite::Transaction::begin(db);
+  if (!tx) return tx.error();
+  for (const auto& a : annotations) {
+    find->bind(1, run).bind(2, static_cast<int64_t>(a.id));
+    auto row = find->step();
+    if (!row) return row.error();
+    if (!*row)
+      return Error{ErrorKind::not_found,
+                   "window " + std::to_string(a.id) + " of run " + std::to_string(run) + " is not in " +
+                       impl_->path.string(),
+                   "store the window (add_window) before annotating it"};
+    const int64_t window_row = find->int64(0);
+    find->reset();
+    for (const auto& [key, value] : a.labels)
+      if (auto s = put_label->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
+    for (const auto& [key, value] : a.counts)
+      if (auto s = put_count->bind(1, window_row).bind(2, key).bind(3, value).run(); !s) return s;
+  }
+  return tx->commit();
+}
+
 Status Store::end_run(RunId run, int64_t end_t_ns, int exit_status) {
   std::lock_guard lock(impl_->mu);
   if (auto s = impl_->require_writable("end_run"); !s) return s;

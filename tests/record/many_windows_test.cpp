@@ -1,7 +1,8 @@
 // A run with more windows than the meter keeps finished results for (65,536): on the virtual
 // clock, 70,000 windows closed one after another, 70,000 open at once, and 100,000 open at once
 // that all become final together are all measured and stored, with the recording's memory bounded
-// by the windows still waiting to be stored.
+// by the windows still waiting to be stored; a window annotated after it was stored, once the
+// meter no longer keeps its result, keeps its energy and gets its annotation.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -180,6 +181,56 @@ TEST_F(ManyWindowsTest, AWindowStoredLongAgoCanNoLongerBeAnnotated) {
     EXPECT_EQ(e.error().kind, ErrorKind::not_found);
   }
   rec.end(0);
+}
+
+TEST_F(ManyWindowsTest, AWindowAnnotatedAfterTheMeterDroppedItsResultIsStoredWithItsEnergy) {
+  static_assert(kWindows > MeterOptions{}.finished_window_capacity, "more than the meter keeps");
+  Recording rec(options());
+  rec.start();
+  rec.meter().advance_to(clock_.now_ns() + kS);
+  const int64_t t_first = clock_.now_ns();
+  const WindowId first = rec.add_window("first", t_first, t_first + 10 * kMs, {{"phase", "steady"}}, {{"tokens", 1}});
+  rec.meter().advance_to(clock_.now_ns() + 2 * kS);
+  ASSERT_TRUE(rec.flush().ok());
+  const RunRecord before = load(rec.run_id());
+  ASSERT_EQ(before.windows.size(), 1u);
+  const double energy_j = before.windows[0].domains.at(0).energy_j;
+  EXPECT_GT(energy_j, 0);
+  // 70,000 newer windows become final (held by the recording, not stored yet): the meter keeps
+  // only the newest 65,536 results, so the first one's is gone there.
+  const int64_t t0 = clock_.now_ns();
+  for (int i = 0; i < kWindows; ++i) {
+    const int64_t a = t0 + i * 2 * kMs;
+    rec.add_window("step", a, a + 2 * kMs);
+    if (i % 50 == 49) rec.meter().advance_to(a + 2 * kMs);
+  }
+  rec.meter().advance_to(clock_.now_ns() + 2 * kS);
+  ASSERT_FALSE(rec.meter().result(first).has_value()) << "the meter no longer keeps the first result";
+  // The run's role, known only now (infer serve-bench).
+  rec.annotate(first, {{"phase", "warm"}, {"role", "repeat"}}, {{"tokens", 512}});
+  ASSERT_TRUE(rec.flush().ok());
+  StoreHealth h = rec.store_health();
+  EXPECT_EQ(h.annotations_pending, 0u);
+  EXPECT_EQ(h.windows_pending, 0u);
+  // Annotated again after that flush: stored once more at the end.
+  rec.annotate(first, {}, {{"requests", 8}});
+  rec.end(0);
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+  h = rec.store_health();
+  EXPECT_FALSE(h.incomplete());
+  EXPECT_EQ(h.windows_lost, 0u);
+  EXPECT_EQ(h.failures, 0u);
+  const RunRecord r = load(rec.run_id());
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.exit_status, 0);
+  expect_all_stored(r, kWindows + 1);
+  const auto it = std::find_if(r.windows.begin(), r.windows.end(), [&](const WindowResult& w) { return w.id == first; });
+  ASSERT_NE(it, r.windows.end());
+  EXPECT_EQ(it->name, "first");
+  EXPECT_EQ(it->labels, (std::map<std::string, std::string>{{"phase", "warm"}, {"role", "repeat"}}));
+  EXPECT_EQ(it->counts, (std::map<std::string, double>{{"tokens", 512}, {"requests", 8}}));
+  EXPECT_EQ(it->domains.at(0).energy_j, energy_j) << "the energy stored before, unchanged";
+  EXPECT_TRUE(it->final);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // disk, an I/O error and another writer holding the lock are said when they happen (naming the
 // file and SQLite's error), what failed is kept in memory and stored once the store works again,
 // a store that never recovers makes end() throw while summary() still holds the whole run, and
-// a burst of windows while the store fails is held up to a bound, the rest counted lost.
+// a burst of windows while the store fails is held up to a bound, the rest counted lost, and an
+// annotation of a stored window that the store cannot take is a store failure, never a lost window.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -237,6 +238,91 @@ TEST_F(StoreFailureTest, ABurstOfWindowsWhileTheStoreFailsIsHeldBoundedAndWhatIs
   auto r = s->load_run(rec.run_id());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->windows.size(), Recording::kMaxPendingWindows);
+}
+
+// A window stored, the store failing, then the window annotated: the flush that cannot store the
+// annotation fails and says so, nothing is lost, and the annotation is stored once the store works.
+TEST_F(StoreFailureTest, AnAnnotationOfAStoredWindowThatFailsIsAStoreFailureStoredOnceTheStoreWorks) {
+  VirtualClock clock(1'000 * kS);
+  Recording rec(options("annotate.db", clock));
+  rec.start();
+  rec.meter().advance_to(clock.now_ns() + kS);
+  const WindowId w = rec.open("step");
+  rec.meter().advance_to(clock.now_ns() + 3 * kS);
+  rec.close(w);
+  rec.meter().advance_to(clock.now_ns() + 2 * kS);
+  ASSERT_TRUE(rec.flush().ok());
+  ASSERT_TRUE(notes_.empty());
+  // No time passes: no reading or event is due, so only the annotation meets the full disk.
+  vfs_.write_error = SQLITE_FULL;
+  rec.annotate(w, {{"role", "repeat"}}, {{"tokens", 512}});
+  const Status failed = rec.flush();
+  ASSERT_FALSE(failed.ok()) << "the flush that could not store the annotation says so";
+  EXPECT_GT(vfs_.refused.load(), 0);
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_NE(notes_[0].find("storing the run failed"), std::string::npos) << notes_[0];
+  StoreHealth h = rec.store_health();
+  EXPECT_EQ(h.failures, 1u);
+  EXPECT_EQ(h.annotations_pending, 1u);
+  EXPECT_EQ(h.windows_pending, 0u) << "the window itself is stored";
+  EXPECT_EQ(h.windows_lost, 0u);
+  EXPECT_TRUE(h.incomplete());
+  vfs_.clear();
+  EXPECT_TRUE(rec.flush().ok());
+  ASSERT_EQ(notes_.size(), 2u);
+  EXPECT_NE(notes_[1].find("works again"), std::string::npos) << notes_[1];
+  h = rec.store_health();
+  EXPECT_EQ(h.annotations_pending, 0u);
+  EXPECT_FALSE(h.incomplete());
+  rec.end(0);
+  auto s = Store::open(dir_ / "annotate.db", OpenMode::read_only);
+  ASSERT_TRUE(s.ok());
+  auto r = s->load_run(rec.run_id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->complete());
+  ASSERT_EQ(r->windows.size(), 1u);
+  EXPECT_EQ(r->windows[0].labels.at("role"), "repeat");
+  EXPECT_EQ(r->windows[0].counts.at("tokens"), 512);
+}
+
+// The store stays full after the annotation: end() says what the store lacks (wattlab run: exit
+// 74), no window is lost, and the summary holds the window with its annotation and energy.
+TEST_F(StoreFailureTest, AnAnnotationTheStoreNeverTakesEndsWithAnErrorAndNoWindowLost) {
+  VirtualClock clock(1'000 * kS);
+  Recording rec(options("annotate-full.db", clock));
+  rec.start();
+  rec.meter().advance_to(clock.now_ns() + kS);
+  const WindowId w = rec.open("step");
+  rec.meter().advance_to(clock.now_ns() + 3 * kS);
+  rec.close(w);
+  rec.meter().advance_to(clock.now_ns() + 2 * kS);
+  ASSERT_TRUE(rec.flush().ok());
+  vfs_.write_error = SQLITE_FULL;
+  rec.annotate(w, {{"role", "repeat"}});
+  try {
+    rec.end(0);
+    FAIL() << "a run whose store lacks an annotation does not end quietly";
+  } catch (const WattlabError& e) {
+    EXPECT_EQ(e.error().kind, ErrorKind::io);
+    EXPECT_NE(std::string(e.what()).find("0 windows, the labels and counts of 1 stored windows"), std::string::npos)
+        << e.what();
+  }
+  const StoreHealth h = rec.store_health();
+  EXPECT_EQ(h.windows_lost, 0u);
+  EXPECT_EQ(h.windows_pending, 0u);
+  EXPECT_EQ(h.annotations_pending, 1u);
+  const RunRecord summary = rec.summary();
+  vfs_.clear();
+  ASSERT_EQ(summary.windows.size(), 1u);
+  EXPECT_EQ(summary.windows[0].labels.at("role"), "repeat");
+  auto s = Store::open(dir_ / "annotate-full.db", OpenMode::read_only);
+  ASSERT_TRUE(s.ok());
+  auto r = s->load_run(rec.run_id());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->windows.size(), 1u) << "stored before the disk filled, with its energy";
+  EXPECT_EQ(r->windows[0].labels.count("role"), 0u);
+  EXPECT_DOUBLE_EQ(summary.windows[0].domains.at(0).energy_j, r->windows[0].domains.at(0).energy_j);
+  EXPECT_GT(r->windows[0].domains.at(0).energy_j, 0);
 }
 
 }  // namespace

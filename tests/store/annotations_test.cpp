@@ -1,4 +1,5 @@
-// Store: run tags and window counts/labels (schema version 2), and the v1 -> v2 migration.
+// Store: run tags and window counts/labels (schema version 2), annotating stored windows, and the
+// v1 -> v2 migration.
 #include <sqlite3.h>
 #include <gtest/gtest.h>
 
@@ -76,6 +77,46 @@ TEST(StoreAnnotations, ReplacingAWindowReplacesItsAnnotations) {
   ASSERT_EQ(loaded->windows.size(), 1u);
   EXPECT_EQ(loaded->windows[0].counts, (std::map<std::string, double>{{"tokens", 999}}));
   EXPECT_TRUE(loaded->windows[0].labels.empty());
+}
+
+TEST(StoreAnnotations, AnnotatingStoredWindowsSetsTheirLabelsAndCountsAndKeepsTheirEnergy) {
+  test::TempDir dir;
+  auto store = Store::open(dir.file("a.db"));
+  ASSERT_TRUE(store.ok()) << store.error().what;
+  auto run = store->begin_run(test::sample_run_info());
+  ASSERT_TRUE(run.ok());
+  Domain d = test::sample_domain("gpu:0");
+  ASSERT_TRUE(store->add_domains(*run, std::span(&d, 1)).ok());
+  ASSERT_TRUE(store->add_windows(*run, std::vector{annotated_window(1), annotated_window(2)}).ok());
+
+  const std::vector<WindowAnnotation> notes = {
+      {1, {{"role", "repeat"}, {"engine", "fp8"}}, {{"tokens", 7}}},  // replaces engine and tokens
+      {2, {{"role", "pilot"}}, {}},
+  };
+  ASSERT_TRUE(store->annotate_windows(*run, notes).ok());
+  auto loaded = store->load_run(*run);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().what;
+  ASSERT_EQ(loaded->windows.size(), 2u);
+  const WindowResult& w1 = loaded->windows[0];
+  EXPECT_EQ(w1.labels, (std::map<std::string, std::string>{{"model", "llama-8b"}, {"engine", "fp8"}, {"role", "repeat"}}));
+  EXPECT_EQ(w1.counts, (std::map<std::string, double>{{"tokens", 7}, {"requests", 100}}));
+  ASSERT_EQ(w1.domains.size(), 1u);
+  EXPECT_EQ(w1.domains[0].energy_j, annotated_window(1).domains[0].energy_j);
+  EXPECT_EQ(w1.t_end_ns, annotated_window(1).t_end_ns);
+  EXPECT_TRUE(w1.final);
+  EXPECT_EQ(loaded->windows[1].labels.at("role"), "pilot");
+  EXPECT_EQ(loaded->windows[1].counts, annotated_window(2).counts);
+
+  // A window not stored: not_found, and nothing of the batch is stored (one transaction).
+  const std::vector<WindowAnnotation> partly = {{1, {{"role", "changed"}}, {}}, {99, {{"role", "x"}}, {}}};
+  const Status st = store->annotate_windows(*run, partly);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind, ErrorKind::not_found);
+  EXPECT_NE(st.error().what.find("window 99"), std::string::npos) << st.error().what;
+  loaded = store->load_run(*run);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->windows[0].labels.at("role"), "repeat");
+  EXPECT_EQ(store->annotate_windows(*run + 1, notes).error().kind, ErrorKind::not_found);
 }
 
 TEST(StoreAnnotations, TagOfAnUnknownRunIsNotFound) {

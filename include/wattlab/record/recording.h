@@ -31,7 +31,8 @@
 namespace wattlab {
 
 // What the store failed to take, so far (docs/record.md, "Store failures"). Everything counted in
-// readings_pending and windows_pending is still held in memory and tried again at every flush.
+// readings_pending, windows_pending and annotations_pending is still held in memory and tried
+// again at every flush.
 struct StoreHealth {
   uint64_t failures = 0;          // store calls that failed (each flush's readings, events, window...)
   uint64_t readings_pending = 0;  // readings not stored yet, held in memory
@@ -39,11 +40,13 @@ struct StoreHealth {
   uint64_t windows_pending = 0;   // final windows not stored yet, held in memory
   uint64_t windows_lost = 0;      // windows whose result could be neither stored nor held
   uint64_t events_pending = 0;    // meter events not stored yet (the meter keeps them)
+  uint64_t annotations_pending = 0;  // stored windows whose later annotate() is not stored yet
   bool end_stored = true;         // false: end_run failed (the store says the run is incomplete)
   std::optional<Error> first_error;
   // Something measured is not in the store.
   bool incomplete() const {
-    return readings_pending || readings_lost || windows_pending || windows_lost || events_pending || !end_stored;
+    return readings_pending || readings_lost || windows_pending || windows_lost || events_pending ||
+           annotations_pending || !end_stored;
   }
 };
 
@@ -83,7 +86,8 @@ class Recording {
   static constexpr std::size_t kMaxPendingReadings = std::size_t{1} << 20;
   // Final windows held in memory while the store fails; past this a window is lost (and counted).
   static constexpr std::size_t kMaxPendingWindows = std::size_t{1} << 16;
-  // Windows stored final stay known (for annotate()) until this many newer ones are stored.
+  // Windows stored final stay known (for annotate()) until this many newer ones are stored (a
+  // stored window's annotation, once stored, counts as storing it again).
   static constexpr std::size_t kKeepStoredWindows = std::size_t{1} << 16;
 
   // Opens the sensors options.devices selects. Throws UsageError for a bad selection (unknown
@@ -127,8 +131,10 @@ class Recording {
   // A window with explicit edges (marks, a span known only afterwards), with what it held.
   WindowId add_window(std::string_view name, int64_t t_begin_ns, int64_t t_end_ns,
                       std::map<std::string, std::string> labels = {}, std::map<std::string, double> counts = {});
-  // Adds labels and counts to a tracked window (they replace keys already there); the window is
-  // stored again at the next flush. Throws ErrorKind::not_found for a window no longer tracked.
+  // Adds labels and counts to a tracked window (they replace keys already there). A window not
+  // stored yet is stored with them; a stored one has its labels and counts set in the store at the
+  // next flush (Store::annotate_windows), its energies kept as stored: the meter's result is not
+  // needed again. Throws ErrorKind::not_found for a window no longer tracked.
   void annotate(WindowId id, const std::map<std::string, std::string>& labels,
                 const std::map<std::string, double>& counts = {});
   // The window's result with its annotations: waits (real time) up to `timeout` for the final one.
@@ -172,17 +178,20 @@ class Recording {
     WindowId id = 0;
     std::string name;
     bool closed = false;
-    bool stored_final = false;  // its final result, with the annotations of `version`, is stored
+    bool stored_final = false;  // its final result is stored
+    bool annotation_due = false;  // stored_final, and annotate() said more since: the store lacks it
     bool queued = false;        // listed in due_
     unsigned version = 0;       // bumped by annotate()
     std::map<std::string, std::string> labels;
     std::map<std::string, double> counts;
     // The result to store, held here when the meter may no longer keep it (a store failure, end()).
     std::shared_ptr<const WindowResult> held;
+    uint64_t stored_seq = 0;  // its newest entry in stored_
   };
   void begin_run(const std::vector<Domain>& domains);
   Tracked* find(WindowId id);
   void queue(Tracked& t);
+  void remember_stored(Tracked& t);  // caller holds mu_
   void take(std::span<const std::shared_ptr<const WindowResult>> results);  // the meter's result sink
   void store_failed(const Error& e);
   void store_due_windows();
@@ -215,10 +224,14 @@ class Recording {
   std::vector<Domain> domains_;
   std::unordered_map<WindowId, Tracked> tracked_;  // open, waiting to be stored, or stored recently
   std::deque<WindowId> due_;                       // closed, final result not stored yet
-  std::deque<WindowId> stored_;                    // stored final, oldest first (kKeepStoredWindows)
+  // Stored final (or a stored window's annotation), oldest first, with the sequence number that
+  // each store got: kKeepStoredWindows of them are remembered.
+  std::deque<std::pair<WindowId, uint64_t>> stored_;
+  uint64_t stored_seq_ = 0;                        // the last sequence number given
   std::vector<TimedReading> pending_;              // readings not stored yet, oldest first
   std::size_t events_stored_ = 0;
   std::size_t windows_held_ = 0;                   // Tracked::held set
+  std::size_t annotations_due_ = 0;                // Tracked::annotation_due set
   std::optional<int> end_status_;                  // end()'s status, for summary()
   int64_t end_t_ns_ = 0;
   StoreHealth health_;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +17,13 @@
 #include "wattlab/store/run_record.h"
 
 namespace wattlab {
+
+// Labels and counts said about a stored window after it was stored (Recording::annotate()).
+struct WindowAnnotation {
+  WindowId id = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, double> counts;
+};
 
 enum class OpenMode {
   read_write,  // create the file and schema if missing; switch it to WAL
@@ -52,6 +60,10 @@ class Store {
   Status add_window(RunId run, const WindowResult& window);
   // Several windows in one transaction (all stored or none), each as add_window.
   Status add_windows(RunId run, std::span<const WindowResult> windows);
+  // Sets labels and counts of windows already stored, in one transaction (all or none): a key
+  // given replaces the stored value, keys not given keep theirs, the energies stay as stored.
+  // not_found for a window not stored in the run.
+  Status annotate_windows(RunId run, std::span<const WindowAnnotation> annotations);
   Status end_run(RunId run, int64_t end_t_ns, int exit_status);
   // Sets (or replaces) one tag of a run, e.g. a configuration fact learned while it runs.
   Status set_run_tag(RunId run, const std::string& key, const std::string& value);
