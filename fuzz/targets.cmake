@@ -12,3 +12,6 @@ set(WATTLAB_FUZZ_LIBS_sim_faults wattlab::sensors)
 set(WATTLAB_FUZZ_LIBS_store wattlab::store wattlab::diagnose SQLite::SQLite3)
 set(WATTLAB_FUZZ_LIBS_gemm_model wattlab::lab)
 set(WATTLAB_FUZZ_LIBS_npy wattlab::lab)
+# Seed folders besides fuzz/corpus/<target>/, relative to the repository (one line per target,
+# read by scripts/fuzz.sh too): the product's own files of that format, not copied into the corpus.
+set(WATTLAB_FUZZ_SEEDS_gemm_model data/gemm-model)

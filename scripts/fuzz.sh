@@ -36,7 +36,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 run_one() {
   local t=$1
   mkdir -p "$scratch/$t"
-  "$bin/fuzz_$t" "$scratch/$t" "fuzz/corpus/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # Extra seed folders (fuzz/targets.cmake, WATTLAB_FUZZ_SEEDS_<target>): read, never written.
+  local extra
+  extra=$(sed -n "s/^set(WATTLAB_FUZZ_SEEDS_$t \(.*\))\$/\1/p" fuzz/targets.cmake)
+  # shellcheck disable=SC2086  # a space-separated list of folders
+  "$bin/fuzz_$t" "$scratch/$t" "fuzz/corpus/$t" $extra -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/$t-" -print_final_stats=1 >"$scratch/$t.log" 2>&1
 }
 
