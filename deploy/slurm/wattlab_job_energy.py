@@ -130,15 +130,19 @@ def reading_time_s(g, uptime_s):
     return uptime_s - g.get("age_s", 0.0)
 
 
-def fresh_scrape(wanted):
+def fresh_scrape(wanted, begin=None):
     """A scrape whose readings of the wanted GPUs are as new as the moment of the call, waiting up to
     WATTLAB_FRESH_WAIT_S; the reading's 'stale_s' is how much newer they should have been (0: fresh).
-    Lost GPUs (wattlab_domain_up 0) are not waited for: their energy stopped at the loss."""
+    Lost GPUs (wattlab_domain_up 0) are not waited for: their energy stopped at the loss. With the
+    begin reading, every scrape is first checked to come from the same exporter run, so a restarted
+    exporter is reported as such rather than as a GPU it no longer serves."""
     wait_s = float(setting("WATTLAB_FRESH_WAIT_S", "3"))
     deadline = time.monotonic() + wait_s
     reading = scrape()
     target_s = reading["uptime_s"]
     while True:
+        if begin is not None:
+            check_same_exporter(begin, reading)
         gpus = select(reading, wanted)
         live = [g for g in gpus.values() if g.get("up", 1.0) != 0.0]
         lag_s = max((target_s - reading_time_s(g, reading["uptime_s"]) for g in live), default=0.0)
@@ -146,8 +150,8 @@ def fresh_scrape(wanted):
             return dict(reading, gpus=gpus, stale_s=max(0.0, lag_s))
         time.sleep(FRESH_POLL_S)
         newer = scrape()
-        if abs(newer["exporter_start_unix"] - reading["exporter_start_unix"]) > RESTART_SLACK_S:
-            return dict(newer, gpus=select(newer, wanted), stale_s=0.0)  # restarted: end() says so
+        if begin is None and abs(newer["exporter_start_unix"] - reading["exporter_start_unix"]) > RESTART_SLACK_S:
+            return dict(newer, gpus=select(newer, wanted), stale_s=0.0)  # restarted at begin: its counters start there
         reading = newer
 
 
@@ -196,11 +200,16 @@ def begin():
     write_json(spool_path(job), record)
 
 
-def node_result(start, reading):
-    b = start["reading"]
+def check_same_exporter(b, reading):
+    """The begin reading b and this scrape come from one run of the exporter (same start time)."""
     if abs(reading["exporter_start_unix"] - b["exporter_start_unix"]) > RESTART_SLACK_S:
         raise Failure("exporter-restarted", f"the exporter restarted during the job (up {b['uptime_s']:.1f} s at "
                       f"begin, {reading['uptime_s']:.1f} s at end): its counters started again from 0")
+
+
+def node_result(start, reading):
+    """The node's result from the begin record and an end reading of the same exporter run."""
+    b = start["reading"]
     end = reading["gpus"]
     gpus, total, band, lower_bound = [], 0.0, 0.0, False
     for idx, g0 in sorted(b["gpus"].items(), key=lambda kv: int(kv[0])):
@@ -242,7 +251,8 @@ def end():
     try:
         if start.get("error"):
             raise Failure("begin-failed", "at begin: " + start["error"]["detail"])
-        result.update(node_result(start, fresh_scrape([("index", g) for g in start["reading"]["gpus"]])))
+        b = start["reading"]
+        result.update(node_result(start, fresh_scrape([("index", g) for g in b["gpus"]], begin=b)))
     except Failure as f:
         result.update({"status": f.status, "error": f.detail, "energy_j": None, "uncertainty_j": None})
         print(f"wattlab: job {job} end: {f.detail}", file=sys.stderr)

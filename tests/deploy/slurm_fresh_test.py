@@ -8,7 +8,8 @@ before it; 0: as new as it). The cases:
 - stale, stale, then fresh: `begin` takes the third scrape (two rescrapes) and records stale_s 0;
 - always stale: `end` gives up after WATTLAB_FRESH_WAIT_S, uses the newest scrape, and the result's
   end_stale_s says by how much it lags; the log says the job's last seconds are not counted;
-- a lost GPU (wattlab_domain_up 0, its age growing): not waited for.
+- a lost GPU (wattlab_domain_up 0, its age growing): not waited for;
+- an exporter restarted during the job that no longer serves the job's GPU: status exporter-restarted.
 The energy and duration come from the readings the script settled on, so they are checked exactly.
 Usage: slurm_fresh_test.py DEPLOY/SLURM
 """
@@ -30,8 +31,8 @@ def check(ok, msg):
     return ok
 
 
-def exposition(uptime_s, energy_j, age_s, up):
-    labels = 'host="n",domain="gpu:0",gpu="0",uuid="GPU-fake-0",name="Fake",scope="gpu",simulated="true"'
+def exposition(uptime_s, energy_j, age_s, up, gpu):
+    labels = f'host="n",domain="gpu:{gpu}",gpu="{gpu}",uuid="GPU-fake-{gpu}",name="Fake",scope="gpu",simulated="true"'
     return (f'wattlab_exporter_uptime_seconds{{host="n"}} {uptime_s!r}\n'
             f"wattlab_energy_joules_total{{{labels}}} {energy_j!r}\n"
             f"wattlab_energy_age_seconds{{{labels}}} {age_s!r}\n"
@@ -45,6 +46,7 @@ class FakeExporter:
 
     def __init__(self):
         self.t0 = time.monotonic() - 10.0  # the exporter has been up 10 s
+        self.gpu = "0"  # the index of the one GPU it serves
         self.script = []
         self.scrapes = 0
         self.first_uptime_s = None
@@ -60,7 +62,7 @@ class FakeExporter:
                     energy_j, lag_s, up = outer.script[min(outer.scrapes, len(outer.script) - 1)]
                     outer.scrapes += 1
                     age_s = max(uptime_s - (outer.first_uptime_s - lag_s), 0.0)
-                body = exposition(uptime_s, energy_j, age_s, up).encode()
+                body = exposition(uptime_s, energy_j, age_s, up, outer.gpu).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
@@ -72,6 +74,11 @@ class FakeExporter:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def restart(self, gpu):
+        """A new run of the exporter, up 1 s, serving another GPU index."""
+        with self.lock:
+            self.t0, self.gpu = time.monotonic() - 1.0, gpu
 
     def serve(self, script):
         with self.lock:
@@ -129,12 +136,21 @@ def main():
         fake.serve([(1200.0, 25.0, 0)])
         job(script_py, "begin", dict(env, SLURM_JOB_ID="78"))
         check(fake.scrapes == 1, f"a lost GPU was waited for ({fake.scrapes} scrapes)")
+
+        # The exporter restarted during the job and no longer serves the job's GPU index: the
+        # result says restarted (its counters began again), not that the GPU is not served.
+        fake.serve([(5.0, 0.0, 1)])
+        fake.restart(gpu="1")
+        job(script_py, "end", dict(env, SLURM_JOB_ID="78"))
+        with open(os.path.join(tmp, "spool", "jobs", "78", "n.json")) as f:
+            res = json.load(f)
+        check(res["status"] == "exporter-restarted", f"a restarted exporter gave status {res['status']}: {res.get('error')}")
     fake.server.shutdown()
 
     if errors:
         print("FAIL:\n  " + "\n  ".join(errors))
         return 1
-    print("prolog and epilog wait for a fresh reading, give up after WATTLAB_FRESH_WAIT_S, and skip lost GPUs")
+    print("prolog and epilog wait for a fresh reading, give up after WATTLAB_FRESH_WAIT_S, skip lost GPUs, and name a restart")
     return 0
 
 
