@@ -6,6 +6,27 @@
 #include "plausible.h"
 
 namespace wattlab {
+namespace {
+
+// The live energy past the counter point at counter_t_ns, to the newest power reading, or, where
+// the instant power has a hole since the point (its reads put off past two refreshes by the
+// budget), to the end of the sample buffer, which the budget never leaves unread past its depth.
+// False where neither extends it.
+bool extend_past_counter(const Timeline& t, int64_t counter_t_ns, DomainLive& l) {
+  for (const int64_t t_power : {t.newest_power_ns(), t.newest_sample_ns()}) {
+    if (t_power <= counter_t_ns) continue;
+    const EdgeEstimate e = t.energy_at(t_power);
+    if (!e.ok) continue;
+    l.energy_ok = true;
+    l.energy_j = e.energy_j;
+    l.energy_t_ns = t_power;
+    l.energy_estimator = to_string(e.estimator);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 LiveState::LiveState(const std::vector<Domain>& domains, std::size_t export_capacity, int64_t start_ns)
     : export_capacity_(export_capacity), start_ns_(start_ns) {
@@ -111,26 +132,10 @@ MeterSnapshot LiveState::snapshot(const DomainTimelines& tl, int64_t now_ns) {
     if (t.has_counter()) {
       const auto newest = t.newest_counter();
       if (!newest) continue;
-      // Past the newest counter point, as far as power readings reach (the counter is read once
-      // a second on NVIDIA, or every few seconds where the CPU budget stretches it; power every
-      // few ms): the value then belongs to about now. Where the newest power reading is the
-      // instant power's and it has a hole since the counter point (its reads put off past two
-      // refreshes by the budget), as far as the sample buffer reaches, which the budget never
-      // leaves unread past its depth: extended only to the counter point, a 4-board simulated
-      // exporter's live energy had gone 5-11 s stale between counter reads.
-      bool extended = false;
-      for (const int64_t t_power : {t.newest_power_ns(), t.newest_sample_ns()}) {
-        if (t_power <= newest->t_ns) continue;
-        const EdgeEstimate e = t.energy_at(t_power);
-        if (!e.ok) continue;
-        l.energy_ok = true;
-        l.energy_j = e.energy_j;
-        l.energy_t_ns = t_power;
-        l.energy_estimator = to_string(e.estimator);
-        extended = true;
-        break;
-      }
-      if (extended) continue;
+      // Past the newest counter point where power readings reach: the value then belongs to about
+      // now (the counter is read once a second on NVIDIA, or every few seconds where the CPU budget
+      // stretches it; power every few ms). Else the counter point's own value and time.
+      if (extend_past_counter(t, newest->t_ns, l)) continue;
       l.energy_ok = true;
       l.energy_j = newest->energy_j;
       l.energy_t_ns = newest->t_ns;

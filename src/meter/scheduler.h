@@ -77,10 +77,9 @@ class Scheduler {
   // Pays for the read (dur_ns < 0: there was none), shares the budget out again, puts t's next
   // read off if its budget is in debt, and updates the end timeout. end_ns: when the step ended.
   // cpu_ns: on real time, the thread CPU the read used (< 0: not measured, the virtual clock). The
-  // budget pays the smaller of the two: a read preempted by other processes took longer on the
-  // clock than on the CPU, and charged its whole duration it had put the reading off as if it had
-  // used the CPU that long (a 4-board simulated exporter's counters went unread for 10+ s on a
-  // 2-core VM with 6 busy processes). The mean cost, which times the counter's reads, stays the
+  // budget pays the smaller of the two: a read preempted by other processes takes longer on the
+  // clock than on the CPU, and charged its whole duration it would put the reading off as if it
+  // had used the CPU that long. The mean cost, which times the counter's reads, stays the
   // duration's.
   void after_read(Task& t, int64_t dur_ns, int64_t end_ns, int64_t cpu_ns = -1);
   // MeterOptions::budget_counts_step_cpu: the step's CPU besides the read, paid for too.
