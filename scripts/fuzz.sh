@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the fuzz preset: clang, ASan + UBSan) and runs each one for a
+# Builds the libFuzzer targets (the fuzz preset, or FUZZ_PRESET: clang, ASan + UBSan) and runs each one for a
 # bounded time over its seed corpus fuzz/corpus/<target>/ (docs/fuzzing.md). Fails when any target
 # finds a crash, a sanitizer report, a leak, a broken property or an input slower than 10 s; the
 # input is then in build/fuzz/artifacts/.
@@ -22,11 +22,14 @@ for t in "${targets[@]}"; do
 done
 jobs=${FUZZ_JOBS:-$(nproc)}
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+# FUZZ_PRESET names a configure preset with WATTLAB_FUZZ=ON and clang's sanitizers: `fuzz` (alone)
+# or `ci` (scripts/test.sh: the targets come with the test build).
+preset=${FUZZ_PRESET:-fuzz}
+cmake --preset "$preset" >/dev/null
+cmake --build "build/$preset" --target fuzzers
 
-bin=build/fuzz/fuzz
-artifacts=build/fuzz/artifacts
+bin=build/$preset/fuzz
+artifacts=build/$preset/artifacts
 mkdir -p "$artifacts"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -63,7 +63,6 @@ class Parser {
  private:
   std::string_view t_;
   std::size_t i_ = 0;
-  std::size_t err_at_ = 0;
 
   bool at_end() const { return i_ >= t_.size(); }
   void skip_ws() {

@@ -37,6 +37,12 @@ bool catches_up(double delta_j, const Timeline::Integrated& power, double timing
   return kHiddenResetShare * delta_j > power.energy_j + 4 * power.u_j + 4 * mean_w * timing_s;
 }
 
+// A reading's value as a bit mask (the clock event reasons): a value that no mask can be (negative,
+// not finite, 2^64 or more: garbage from a faulty read) contributes no bits.
+uint64_t mask_bits(double value) {
+  return value >= 0 && value < 18446744073709551616.0 ? static_cast<uint64_t>(value) : 0;
+}
+
 }  // namespace
 
 Timeline::Timeline(const Domain& domain, std::size_t capacity)
@@ -373,10 +379,14 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   const long ia = last_at_or_before(counter_, a_ns, [](const CounterPoint& p) { return p.t_ns; });
   const long ib = last_at_or_before(counter_, b_ns, [](const CounterPoint& p) { return p.t_ns; }) + 1;
   if (ia < 0 || static_cast<std::size_t>(ib) >= counter_.size()) return out;
-  // Widen the span backwards while the samples still cover it and no reset intervenes.
+  // Widen the span backwards while the samples still cover it and no reset intervenes. Coverage of
+  // adjacent stretches adds up, so each step checks only the stretch it adds (the whole stretch
+  // back to a_ns each time made this quadratic in the span).
   long lo = ia;
   while (lo > 0 && counter_[static_cast<std::size_t>(ib)].t_ns - counter_[static_cast<std::size_t>(lo)].t_ns < span_ns &&
-         !counter_[static_cast<std::size_t>(lo)].bridged && samples_.covers(counter_[static_cast<std::size_t>(lo - 1)].t_ns, a_ns))
+         !counter_[static_cast<std::size_t>(lo)].bridged &&
+         samples_.covers(counter_[static_cast<std::size_t>(lo - 1)].t_ns,
+                         lo == ia ? a_ns : counter_[static_cast<std::size_t>(lo)].t_ns))
     --lo;
   for (long i = lo + 1; i <= ib; ++i)
     if (counter_[static_cast<std::size_t>(i)].bridged) return out;  // a reset inside: no single level
@@ -442,8 +452,8 @@ Timeline::Series Timeline::series(ReadingKind kind, int64_t a_ns, int64_t b_ns, 
     s.last = r[j].value;
     s.t_last_ns = r[j].t_ns;
     sum += r[j].value;
-    s.bit_or |= static_cast<uint64_t>(r[j].value);
-    s.n_masked += (static_cast<uint64_t>(r[j].value) & mask) != 0;
+    s.bit_or |= mask_bits(r[j].value);
+    s.n_masked += (mask_bits(r[j].value) & mask) != 0;
     ++s.n;
   }
   if (s.n) s.mean = sum / static_cast<double>(s.n);

@@ -294,7 +294,10 @@ TEST(StoreWrite, EstimatorColumnsHoldTheirSpellingAndAnUnknownOneIsRefused) {
 // The CLI appends from a flusher thread while the main thread adds windows and events.
 TEST(StoreWrite, ConcurrentWritersShareOneStore) {
   test::TempDir dir;
-  auto [store, run] = open_run(dir.file("runs.db"));
+  // Members, not a structured binding: the threads' lambdas capture the store.
+  OpenRun opened = open_run(dir.file("runs.db"));
+  Store& store = opened.store;
+  const RunId run = opened.run;
   constexpr int kBatches = 50;
   constexpr int kPerBatch = 200;
   std::thread flusher([&, r = run] {

@@ -602,7 +602,10 @@ nvmlReturn_t impl_nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
 // ---- exports: each symbol is an IFUNC, so a script can make dlsym miss it ---------------------
 #define FAKE_NVML_EXPORT(name)                                                                   \
   extern "C" {                                                                                   \
-  static decltype(&impl_##name) resolve_##name() { return hidden(#name) ? nullptr : &impl_##name; } \
+  /* external and hidden, not static: clang resolves an ifunc only to an external definition */ \
+  __attribute__((visibility("hidden"))) decltype(&impl_##name) resolve_##name() {                \
+    return hidden(#name) ? nullptr : &impl_##name;                                               \
+  }                                                                                              \
   __attribute__((visibility("default"))) decltype(impl_##name) name __attribute__((ifunc("resolve_" #name))); \
   }
 
