@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (the fuzz preset, or FUZZ_PRESET: clang, ASan + UBSan) and runs each one for a
 # bounded time over its seed corpus fuzz/corpus/<target>/ (docs/fuzzing.md). Fails when any target
 # finds a crash, a sanitizer report, a leak, a broken property or an input slower than 10 s; the
-# input is then in build/fuzz/artifacts/.
+# input is then in build/<preset>/artifacts/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET (20)] [TARGET ...]   (default: every fuzz/fuzz_*.cpp)
 # FUZZ_JOBS targets run at once (default: the number of cores). New inputs a run finds go to a
 # scratch directory: the committed corpus changes only by hand.
