@@ -84,13 +84,19 @@ CounterNext CounterTracker::plain_read(const CounterRead& r) {
 CounterNext CounterTracker::grid_read(const CounterRead& r) {
   CounterNext n;
   hint_first_pending_ = false;
+  if (probe_free_ && ++free_reads_ >= kFreeProbeReads) probe_free_ = false;
   const int64_t mid = r.mid_ns;
   CounterGrid& g = grid_;
   if (r.dur_ns > update_ns_ / kSlowReadDivisor) {
     // When inside the read the value was taken is unknown: no placement, and no bracket from it.
-    // A hinted probe starts again at the hinted instant one period on; on a locked grid the read
-    // is made again just after the next update; else at once.
+    // A hinted probe starts again at the hinted instant one period on (a slow read counts as one
+    // of its tries); on a locked grid the read is made again just after the next update; else at
+    // once while the probe is free, and when the budget allows once it is paid for.
     on_failed_read();
+    if (hint_until_ns_ != INT64_MIN && ++hint_misses_ >= kHintTries) {
+      coarse_probe_ = true;
+      hint_until_ns_ = INT64_MIN;
+    }
     if (hint_until_ns_ != INT64_MIN)
       n.next_ns = hinted_start(r.now_ns);
     else
@@ -98,7 +104,7 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
                                                        std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000) +
                                                        static_cast<int64_t>(r.cost_ns)
                                                  : r.now_ns;
-    n.pace_next = false;
+    n.pace_next = phase_ != CounterPhase::locked && hint_until_ns_ == INT64_MIN && !probe_free_;
     return n;
   }
   // A read may take longer than the last one did (H200: 3 ms median, 15 ms p99): allow for the

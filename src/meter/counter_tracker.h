@@ -66,6 +66,12 @@ class CounterTracker {
   // is not placed; it is made again after the next update of a locked grid (probed afresh without one).
   static constexpr int64_t kSlowReadDivisor = 4;
 
+  // The start-up probe is free for at most this many reads (it locks within 14 on a counter that
+  // answers in time). Past them every read is charged to the budget, and a slow read's retry waits
+  // for it: reads slower than the update period / kSlowReadDivisor (a loaded machine) place nothing
+  // and would otherwise probe back to back, uncharged, for as long as the load lasts.
+  static constexpr int kFreeProbeReads = 24;
+
   // A counter that shows the same value across this many update periods has stopped publishing
   // (stuck): its value belongs to some earlier instant and is not placed.
   static constexpr int kStaleUpdates = 3;
@@ -112,6 +118,7 @@ class CounterTracker {
   int64_t probe_t_ns_ = 0;
   int reads_since_bracket_ = 0;
   bool probe_free_;
+  int free_reads_ = 0;  // reads made while the probe was free
   bool coarse_probe_ = true;  // the start-up probe's first stage: reads kCoarseProbeStepNs apart
   int fine_tries_ = 0;        // narrowing stretches since the last lock (a wide probe bracket)
   bool have_locked_value_ = false;

@@ -178,6 +178,28 @@ TEST(CounterTracker, AFailedReadKeepsALockedGridAndProbesWithoutOne) {
   EXPECT_LE(std::llabs(n.point->t_ns - c.update_at_or_before(mid)), c.read_ns);
 }
 
+TEST(CounterTracker, SlowReadsWhileProbingAreFreeForAFewReadsThenPaced) {
+  ScriptedCounter c;
+  c.read_ns = 30'000'000;  // past a quarter of the 100 ms period: nothing it reads is placed
+  CounterTracker tr(c.period_ns, 1'000'000'000, true);
+  int64_t t = 0;
+  for (int i = 1; i <= 2 * CounterTracker::kFreeProbeReads; ++i) {
+    const int64_t mid = t + c.read_ns / 2;
+    const CounterNext n = tr.on_read({c.value_at(mid), mid, c.read_ns, t + c.read_ns, 4e6});
+    EXPECT_FALSE(n.point.has_value()) << "read " << i;
+    EXPECT_EQ(tr.phase(), CounterPhase::probing) << "read " << i;
+    EXPECT_EQ(tr.probe_free(), i < CounterTracker::kFreeProbeReads) << "read " << i;
+    EXPECT_EQ(n.pace_next, !tr.probe_free()) << "read " << i << ": a paid probe's retry waits for the budget";
+    t = std::max(n.next_ns, t + c.read_ns);
+  }
+  // Fast reads again: the probe goes on and locks the grid on the true updates.
+  c.read_ns = 4'000'000;
+  drive(tr, c, t, t + 1'000'000'000);
+  ASSERT_TRUE(tr.grid().locked());
+  EXPECT_LE(std::llabs(tr.grid().update_at_or_before(t + 900'000'000) - c.update_at_or_before(t + 900'000'000)),
+            c.read_ns);
+}
+
 TEST(CounterTracker, GridSlotKeepsTheOffsetFromAnUpdate) {
   ScriptedCounter c;
   CounterTracker tr(c.period_ns, 1'000'000'000, true);

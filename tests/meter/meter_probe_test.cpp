@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "meter/counter_tracker.h"
 #include "sensors/sim/sim_gpu.h"
 #include "wattlab/meter/meter.h"
 
@@ -28,6 +29,34 @@ class HeldUpRead final : public Sensor {
   std::unique_ptr<sim::SimGpu> inner_;
   Clock& clock_;
   int held_read_;
+  int64_t held_ns_;
+};
+
+// The simulated H200 whose energy-counter reads are all slow (held up held_ns each, past a
+// quarter of the update period: nothing they read is placed) until slow_until_ns.
+class SlowCounterUntil final : public Sensor {
+ public:
+  SlowCounterUntil(std::unique_ptr<sim::SimGpu> inner, Clock& clock, int64_t slow_until_ns, int64_t held_ns)
+      : inner_(std::move(inner)), clock_(clock), slow_until_ns_(slow_until_ns), held_ns_(held_ns) {}
+  std::string backend() const override { return inner_->backend(); }
+  const std::vector<Domain>& domains() const override { return inner_->domains(); }
+  Status read(std::size_t d, ReadingKind kind, std::vector<Reading>& out) override {
+    if (kind == ReadingKind::energy_counter_j) {
+      ++counter_reads;
+      if (clock_.now_ns() < slow_until_ns_) {
+        ++slow_reads;
+        clock_.spend_ns(held_ns_);
+      }
+    }
+    return inner_->read(d, kind, out);
+  }
+  int counter_reads = 0;
+  int slow_reads = 0;
+
+ private:
+  std::unique_ptr<sim::SimGpu> inner_;
+  Clock& clock_;
+  int64_t slow_until_ns_;
   int64_t held_ns_;
 };
 
@@ -75,6 +104,37 @@ TEST(MeterProbe, StartUpTakesFewReadsAndAHeldUpReadDoesNotWidenTheGrid) {
           << clean.window_u_j << " J";
       EXPECT_LE(std::abs(h.window_err_j), h.window_u_j) << "seed " << seed << ", read " << held;
     }
+  }
+}
+
+TEST(MeterProbe, SlowReadsAtStartUpAreFreeOnlyForAFewReadsThenWaitForTheBudget) {
+  for (uint64_t seed : {1, 2, 3}) {
+    VirtualClock clock{1'000'000'000};
+    sim::SimConfig c;
+    c.workload = "gemm 0.95 30s; loop";
+    c.gain_error = 0;
+    c.seed = seed;
+    auto g = std::make_unique<sim::SimGpu>(c, clock);
+    sim::SimGpu* gpu = g.get();
+    const int64_t t0 = clock.now_ns();
+    // 30 ms a read for the first 3 s: back to back and uncharged, that was 3 s / 30 ms = 100 reads.
+    auto s = std::make_unique<SlowCounterUntil>(std::move(g), clock, t0 + 3'000'000'000, 30'000'000);
+    SlowCounterUntil* sensor = s.get();
+    std::vector<SensorPtr> v;
+    v.push_back(std::move(s));
+    Meter meter(std::move(v), clock);
+    meter.advance_to(t0 + 3'000'000'000);
+    // The free reads, then what 0.6 % of a core buys at 30 ms a read (a read's savings at start
+    // and about one more a second while the sampler's own overhead is small).
+    EXPECT_LE(sensor->slow_reads, CounterTracker::kFreeProbeReads + 6) << "seed " << seed;
+    EXPECT_GE(sensor->slow_reads, CounterTracker::kFreeProbeReads) << "seed " << seed;
+    // Once reads are fast again the probe locks the grid, and a window after it is right.
+    meter.advance_to(t0 + 30'000'000'000);
+    const WindowResult w = meter.estimate(t0 + 20'000'000'000, t0 + 22'000'000'000);
+    const double err_j = w.domains.at(0).energy_j - gpu->true_energy_j(w.t_begin_ns, w.t_end_ns);
+    EXPECT_LE(std::abs(err_j), w.domains.at(0).uncertainty_j) << "seed " << seed;
+    EXPECT_LE(w.domains.at(0).uncertainty_j, 0.01 * w.domains.at(0).energy_j)
+        << "seed " << seed << ": the counter anchors the window again";
   }
 }
 
