@@ -200,6 +200,29 @@ TEST(CounterTracker, SlowReadsWhileProbingAreFreeForAFewReadsThenPaced) {
             c.read_ns);
 }
 
+TEST(CounterTracker, ALateReadOnAPredictedUpdateIsNotPlacedAndIsMadeAgainAfterIt) {
+  ScriptedCounter c;
+  CounterTracker tr(c.period_ns, 1'000'000'000, true);
+  drive(tr, c, 0, 2'000'000'000);
+  ASSERT_EQ(tr.phase(), CounterPhase::locked);
+  // The sampler was held up: the read comes 100 ms late, its midpoint just before an update of
+  // the grid. Which value it saw is unknown to within the grid's uncertainty.
+  const int64_t update = tr.grid().update_at_or_before(2'450'000'000);
+  for (int64_t off_ns : {-300'000, 0, 1'000'000}) {
+    const int64_t mid = update + c.period_ns + off_ns;
+    const CounterNext n =
+        tr.on_read({c.value_at(mid), mid, c.read_ns, mid + c.read_ns / 2, static_cast<double>(c.read_ns)});
+    EXPECT_FALSE(n.point.has_value()) << "midpoint " << off_ns / 1e6 << " ms from an update";
+    EXPECT_GT(n.next_ns, update + c.period_ns) << "made again after that update";
+    EXPECT_EQ(tr.phase(), CounterPhase::locked);
+  }
+  // Halfway between updates the same late read is placed on the update before it.
+  const int64_t mid = update + c.period_ns / 2;
+  const CounterNext n = tr.on_read({c.value_at(mid), mid, c.read_ns, mid + c.read_ns / 2, static_cast<double>(c.read_ns)});
+  ASSERT_TRUE(n.point.has_value());
+  EXPECT_LE(std::llabs(n.point->t_ns - c.update_at_or_before(mid)), c.read_ns);
+}
+
 TEST(CounterTracker, GridSlotKeepsTheOffsetFromAnUpdate) {
   ScriptedCounter c;
   CounterTracker tr(c.period_ns, 1'000'000'000, true);

@@ -139,7 +139,6 @@ bool known_gap(const std::string& name) {
       "slow_all_200ms_every150ms",
       "slow_all_200ms_every2500ms",
       "slow_all_200ms_every600ms",
-      "slow_all_500ms_every2500ms",
       "stuck_all_every1000ms",
       "stuck_all_every150ms",
       "stuck_all_every2500ms",
