@@ -128,7 +128,9 @@ def load():
             return lib
         raise LibraryNotFoundError(
             "libwattlab.so not found; set WATTLAB_LIBRARY to its path, or build it "
-            "(cmake --build --preset ci --target wattlab_shared). Looked at:\n  " + "\n  ".join(tried))
+            "(cmake --preset release && cmake --build build/release --target wattlab_shared; a build with "
+            "the sanitizers, such as the ci preset's, loads only with their runtime preloaded). Looked at:\n  "
+            + "\n  ".join(tried))
 
 
 def check(lib, status):
