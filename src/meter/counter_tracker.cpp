@@ -150,15 +150,16 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
     // A read that came late (the sampler was held up by other reads) and sits on a predicted
     // update, to within the read's half-length and the grid's uncertainty, may hold that update's
     // value or the one before: a period's energy either way. It is not placed, and is made again
-    // just after the next update. Only while the guard is under a quarter period: a read made
-    // where it was planned (margin after an update) then always lies outside it. A grid known
-    // less well than that places every read with its wide uncertainty instead.
+    // just after the next update, or the first such slot the budget allows (a sampler held up
+    // again and again must not turn into a read every period). Only while the guard is under a
+    // quarter period: a read made where it was planned (margin after an update) then always lies
+    // outside it. A grid known less well than that places every read with its wide uncertainty
+    // instead.
     const int64_t u0 = g.update_at_or_before(mid);
     const int64_t guard = r.dur_ns / 2 + std::max<int64_t>(2 * g.uncertainty_ns(), 2'000'000);
     if (4 * guard <= g.period_ns() && (mid - u0 < guard || u0 + g.period_ns() - mid < guard)) {
       n.next_ns = g.next_update_after(r.now_ns) + margin;
       n.align_ns = margin;
-      n.pace_next = false;
       return n;
     }
     have_locked_value_ = true;
