@@ -212,7 +212,7 @@ TEST(CounterTracker, ALateReadOnAPredictedUpdateIsNotPlacedAndIsMadeAgainAfterIt
     const int64_t mid = update + c.period_ns + off_ns;
     const CounterNext n =
         tr.on_read({c.value_at(mid), mid, c.read_ns, mid + c.read_ns / 2, static_cast<double>(c.read_ns)});
-    EXPECT_FALSE(n.point.has_value()) << "midpoint " << off_ns / 1e6 << " ms from an update";
+    EXPECT_FALSE(n.point.has_value()) << "midpoint " << static_cast<double>(off_ns) / 1e6 << " ms from an update";
     EXPECT_GT(n.next_ns, update + c.period_ns) << "made again after that update";
     EXPECT_EQ(tr.phase(), CounterPhase::locked);
   }
