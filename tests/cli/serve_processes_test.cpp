@@ -1,6 +1,6 @@
 // `wattlab serve`'s per-process counters over the fake NVML with several processes, on real time:
-// after a few polls the exposition has a counter per process and the GPU's idle counter; on the
-// simulated GPU it has nothing.
+// after a few polls the exposition has a counter per process and the GPU's idle counter, and they
+// add up to the board's energy; on the simulated GPU it has nothing.
 #include "cli/serve_processes.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,44 @@ TEST(ServeProcesses, CountsEnergyPerProcess) {
   EXPECT_NE(text.find("wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"2\","), std::string::npos)
       << text;
   EXPECT_NE(text.find("wattlab_gpu_idle_energy_joules_total{host=\"h\",gpu=\"0\"}"), std::string::npos) << text;
+}
+
+// The value of one sample line of the exposition, or -1.
+double sample(const std::string& text, const std::string& head) {
+  const auto at = text.find(head);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(text.find(' ', at + head.size() - 1) + 1));
+}
+
+// Over the fake board's constant 300 W, the per-process, idle and unattributed counters add up to
+// the board's energy over the split intervals (300 W for as long as the 60 W idle share says), and
+// the two processes share the active part as their SM utilization (70 % and 10 %).
+TEST(ServeProcesses, CountersAddUpToTheBoardsEnergy) {
+  testing::FakeNvml fake("gpus=1\ngpu.0.power_w=300\ngpu.0.processes=1:70:1:1000;2:10:1:1000\n");
+  RecordingOptions ro;
+  ro.devices = fake.options();
+  Recording rec(std::move(ro));
+  ProcessOptions po;
+  po.interval_ms = 100;
+  po.idle_power_w = 60;
+  ServeProcesses procs(rec, po);
+  ASSERT_TRUE(rec.start());
+  procs.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  const std::string text = procs.format("h");
+  procs.stop();
+  rec.end(0);
+  const double a = sample(text, "wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"1\",");
+  const double b = sample(text, "wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"2\",");
+  const double idle = sample(text, "wattlab_gpu_idle_energy_joules_total{host=\"h\",gpu=\"0\"}");
+  const double un = sample(text, "wattlab_gpu_unattributed_energy_joules_total{host=\"h\",gpu=\"0\"}");
+  const double n = sample(text, "wattlab_gpu_process_split_intervals_total{host=\"h\",gpu=\"0\"}");
+  ASSERT_GT(n, 5) << text;
+  const double sum = a + b + idle + un;
+  // The idle counter is 60 W times the intervals' own length, whatever the polls' timing under load.
+  EXPECT_GT(idle, n * 0.05 * 60) << text;
+  EXPECT_NEAR(sum / idle, 300.0 / 60.0, 0.25) << text;
+  EXPECT_NEAR(a / b, 7.0, 0.7) << text;
 }
 
 TEST(ServeProcesses, SimulatedGpuAddsNothing) {
