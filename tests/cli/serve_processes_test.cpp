@@ -13,7 +13,10 @@
 namespace wattlab::cli {
 namespace {
 
-TEST(ServeProcesses, CountsEnergyPerProcess) {
+// A fake board at 300 W with processes 1 (70 % SM) and 2 (10 %), recorded with 60 W idle power and
+// split every 100 ms, until `done` says the exposition is enough (checked every 100 ms, at most 10 s).
+template <class Done>
+std::string serve_fake_board(Done done) {
   testing::FakeNvml fake("gpus=1\ngpu.0.power_w=300\ngpu.0.processes=1:70:1:1000;2:10:1:1000\n");
   RecordingOptions ro;
   ro.devices = fake.options();
@@ -22,15 +25,21 @@ TEST(ServeProcesses, CountsEnergyPerProcess) {
   po.interval_ms = 100;
   po.idle_power_w = 60;
   ServeProcesses procs(rec, po);
-  ASSERT_TRUE(rec.start());
-  procs.start();
   std::string text;
-  for (int k = 0; k < 100 && text.find("pid=\"2\"") == std::string::npos; ++k) {
+  if (!rec.start()) return text;
+  procs.start();
+  for (int k = 0; k < 100 && !done(text, k); ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     text = procs.format("h");
   }
   procs.stop();
   rec.end(0);
+  return text;
+}
+
+TEST(ServeProcesses, CountsEnergyPerProcess) {
+  const std::string text =
+      serve_fake_board([](const std::string& t, int) { return t.find("pid=\"2\"") != std::string::npos; });
   EXPECT_NE(text.find("wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"1\","), std::string::npos)
       << text;
   EXPECT_NE(text.find("wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"2\","), std::string::npos)
@@ -49,20 +58,7 @@ double sample(const std::string& text, const std::string& head) {
 // the board's energy over the split intervals (300 W for as long as the 60 W idle share says), and
 // the two processes share the active part as their SM utilization (70 % and 10 %).
 TEST(ServeProcesses, CountersAddUpToTheBoardsEnergy) {
-  testing::FakeNvml fake("gpus=1\ngpu.0.power_w=300\ngpu.0.processes=1:70:1:1000;2:10:1:1000\n");
-  RecordingOptions ro;
-  ro.devices = fake.options();
-  Recording rec(std::move(ro));
-  ProcessOptions po;
-  po.interval_ms = 100;
-  po.idle_power_w = 60;
-  ServeProcesses procs(rec, po);
-  ASSERT_TRUE(rec.start());
-  procs.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-  const std::string text = procs.format("h");
-  procs.stop();
-  rec.end(0);
+  const std::string text = serve_fake_board([](const std::string&, int k) { return k >= 30; });  // 3 s
   const double a = sample(text, "wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"1\",");
   const double b = sample(text, "wattlab_gpu_process_energy_joules_total{host=\"h\",gpu=\"0\",pid=\"2\",");
   const double idle = sample(text, "wattlab_gpu_idle_energy_joules_total{host=\"h\",gpu=\"0\"}");
