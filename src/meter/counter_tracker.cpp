@@ -164,7 +164,7 @@ CounterNext CounterTracker::grid_read(const CounterRead& r) {
     }
     have_locked_value_ = true;
     locked_value_ = r.value;
-    n.point = CounterPlacement{r.value, g.update_at_or_before(mid), g.uncertainty_ns()};
+    n.point = CounterPlacement{r.value, u0, g.uncertainty_ns()};
     if (++reads_since_bracket_ >= kBracketEvery) {
       // Next time: one read just before the update, one just after.
       phase_ = CounterPhase::bracketing;

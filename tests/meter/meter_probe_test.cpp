@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "meter/counter_tracker.h"
 #include "sensors/sim/sim_gpu.h"
@@ -12,52 +13,31 @@
 namespace wattlab {
 namespace {
 
-// The simulated H200, with one energy-counter read held up before it reads (a read that blocks).
-class HeldUpRead final : public Sensor {
+// The simulated H200 whose energy-counter reads are held up before they read (a read that
+// blocks) by hold_ns(n, now): n counts the counter reads from 1, now is when the read starts.
+class HeldUpCounter final : public Sensor {
  public:
-  HeldUpRead(std::unique_ptr<sim::SimGpu> inner, Clock& clock, int held_read, int64_t held_ns)
-      : inner_(std::move(inner)), clock_(clock), held_read_(held_read), held_ns_(held_ns) {}
-  std::string backend() const override { return inner_->backend(); }
-  const std::vector<Domain>& domains() const override { return inner_->domains(); }
-  Status read(std::size_t d, ReadingKind kind, std::vector<Reading>& out) override {
-    if (kind == ReadingKind::energy_counter_j && ++counter_reads == held_read_) clock_.spend_ns(held_ns_);
-    return inner_->read(d, kind, out);
-  }
-  int counter_reads = 0;
-
- private:
-  std::unique_ptr<sim::SimGpu> inner_;
-  Clock& clock_;
-  int held_read_;
-  int64_t held_ns_;
-};
-
-// The simulated H200 whose energy-counter reads are all slow (held up held_ns each, past a
-// quarter of the update period: nothing they read is placed) until slow_until_ns.
-class SlowCounterUntil final : public Sensor {
- public:
-  SlowCounterUntil(std::unique_ptr<sim::SimGpu> inner, Clock& clock, int64_t slow_until_ns, int64_t held_ns)
-      : inner_(std::move(inner)), clock_(clock), slow_until_ns_(slow_until_ns), held_ns_(held_ns) {}
+  HeldUpCounter(std::unique_ptr<sim::SimGpu> inner, Clock& clock, std::function<int64_t(int, int64_t)> hold_ns)
+      : inner_(std::move(inner)), clock_(clock), hold_ns_(std::move(hold_ns)) {}
   std::string backend() const override { return inner_->backend(); }
   const std::vector<Domain>& domains() const override { return inner_->domains(); }
   Status read(std::size_t d, ReadingKind kind, std::vector<Reading>& out) override {
     if (kind == ReadingKind::energy_counter_j) {
-      ++counter_reads;
-      if (clock_.now_ns() < slow_until_ns_) {
-        ++slow_reads;
-        clock_.spend_ns(held_ns_);
+      const int64_t held = hold_ns_(++counter_reads, clock_.now_ns());
+      if (held > 0) {
+        ++held_reads;
+        clock_.spend_ns(held);
       }
     }
     return inner_->read(d, kind, out);
   }
   int counter_reads = 0;
-  int slow_reads = 0;
+  int held_reads = 0;
 
  private:
   std::unique_ptr<sim::SimGpu> inner_;
   Clock& clock_;
-  int64_t slow_until_ns_;
-  int64_t held_ns_;
+  std::function<int64_t(int, int64_t)> hold_ns_;
 };
 
 struct ProbeRun {
@@ -74,8 +54,9 @@ ProbeRun run(int held_read, int64_t held_ns, uint64_t seed) {
   c.seed = seed;  // also the counter's update phase
   auto g = std::make_unique<sim::SimGpu>(c, clock);
   sim::SimGpu* gpu = g.get();
-  auto s = std::make_unique<HeldUpRead>(std::move(g), clock, held_read, held_ns);
-  HeldUpRead* sensor = s.get();
+  auto s = std::make_unique<HeldUpCounter>(std::move(g), clock,
+                                           [=](int n, int64_t) { return n == held_read ? held_ns : 0; });
+  HeldUpCounter* sensor = s.get();
   std::vector<SensorPtr> v;
   v.push_back(std::move(s));
   Meter meter(std::move(v), clock);
@@ -118,16 +99,17 @@ TEST(MeterProbe, SlowReadsAtStartUpAreFreeOnlyForAFewReadsThenWaitForTheBudget) 
     sim::SimGpu* gpu = g.get();
     const int64_t t0 = clock.now_ns();
     // 30 ms a read for the first 3 s: back to back and uncharged, that was 3 s / 30 ms = 100 reads.
-    auto s = std::make_unique<SlowCounterUntil>(std::move(g), clock, t0 + 3'000'000'000, 30'000'000);
-    SlowCounterUntil* sensor = s.get();
+    auto s = std::make_unique<HeldUpCounter>(
+        std::move(g), clock, [=](int, int64_t now_ns) -> int64_t { return now_ns < t0 + 3'000'000'000 ? 30'000'000 : 0; });
+    HeldUpCounter* sensor = s.get();
     std::vector<SensorPtr> v;
     v.push_back(std::move(s));
     Meter meter(std::move(v), clock);
     meter.advance_to(t0 + 3'000'000'000);
     // The free reads, then what 0.6 % of a core buys at 30 ms a read (a read's savings at start
     // and about one more a second while the sampler's own overhead is small).
-    EXPECT_LE(sensor->slow_reads, CounterTracker::kFreeProbeReads + 6) << "seed " << seed;
-    EXPECT_GE(sensor->slow_reads, CounterTracker::kFreeProbeReads) << "seed " << seed;
+    EXPECT_LE(sensor->held_reads, CounterTracker::kFreeProbeReads + 6) << "seed " << seed;
+    EXPECT_GE(sensor->held_reads, CounterTracker::kFreeProbeReads) << "seed " << seed;
     // Once reads are fast again the probe locks the grid, and a window after it is right.
     meter.advance_to(t0 + 30'000'000'000);
     const WindowResult w = meter.estimate(t0 + 20'000'000'000, t0 + 22'000'000'000);
