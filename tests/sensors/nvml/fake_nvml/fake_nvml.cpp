@@ -14,6 +14,11 @@
 //     default_limit_w|memory_total_bytes|memory_used_bytes|persistence|ecc|gpm (0/1)|
 //     gpm_sm_pct|gpm_occ_pct|gpm_tensor_pct|gpm_dram_pct|processes (pid:sm:mem:bytes;...)|
 //     samples_repeat_last (0/1: the sample buffer also returns the sample at lastSeenTimeStamp)|
+//     process_sample_ms (the per-process utilization sample period, 1000/6 as NVML's shortest)|
+//     process_cycle (pid:sm,sm,...;...: that pid's SM % of successive sample periods, cycling, as
+//       a load periodic against the sample grid draws; instead of its `processes` sm)|
+//     instant_power_w (the instant power field's value, as a 25 ms window that a periodic load
+//       aliases reads; default 1 W below power_w)|
 //     (a pid written @FILE is the pid in FILE, when it exists)|
 //     compute_only (pid:bytes;...: running compute processes without a utilization sample)|
 //     processes_from_ms|processes_until_ms (the processes are listed only in [from, until) since
@@ -21,6 +26,10 @@
 //     return.<nvml function name>=<code> (that call fails with the code)
 // Time: counters advance with CLOCK_MONOTONIC since nvmlInit (energy = base + power x time, in
 // 100 ms steps, as the real counter); sample timestamps are CLOCK_REALTIME us, 20 ms apart.
+// Per-process utilization as the driver keeps it: a sample per process per sample period (on a
+// grid of CLOCK_REALTIME us), none for a period with zero utilization, the last 2 s kept; a query
+// returns every kept sample newer than lastSeenTimeStamp, several per process, and NOT_FOUND when
+// there is none.
 #include <time.h>
 
 #include <algorithm>
@@ -92,6 +101,7 @@ struct State {
   std::vector<std::unique_ptr<FakeGpu>> gpus;
   int refcount = 0;
   int64_t t0_ns = 0;
+  int64_t real_t0_us = 0;  // CLOCK_REALTIME at nvmlInit
   double g(const std::string& k, double def) const {
     auto it = global.find(k);
     return it == global.end() ? def : std::strtod(it->second.c_str(), nullptr);
@@ -164,6 +174,7 @@ void load_script() {
       gpu->migs.push_back(std::move(m));
     }
   s.t0_ns = mono_ns();
+  s.real_t0_us = real_us();
 }
 
 bool hidden(const char* name) {
@@ -397,6 +408,7 @@ nvmlReturn_t impl_nvmlDeviceGetFieldValues(nvmlDevice_t device, int n, nvmlField
       else f.value.uiVal = static_cast<unsigned>(power_w(g) * 1000);
     } else if (f.fieldId == NVML_FI_DEV_POWER_INSTANT && f.scopeId == NVML_POWER_SCOPE_GPU) {
       if (g->d("instant_field", 1) == 0) f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      else if (g->has("instant_power_w") && procs_listed(g)) f.value.uiVal = static_cast<unsigned>(g->d("instant_power_w", 0) * 1000);
       else f.value.uiVal = static_cast<unsigned>(power_w(g) * 1000) - 1000;  // 1 W below the average
     } else if (f.fieldId == NVML_FI_DEV_MEMORY_TEMP) {
       f.value.uiVal = static_cast<unsigned>(g->d("mem_temp_c", 45));
@@ -489,9 +501,9 @@ nvmlReturn_t impl_nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* m) 
   m->free = m->total - m->used;
   return NVML_SUCCESS;
 }
-std::vector<Proc> procs(const FakeGpu* g) {
+// The script's processes, listed or not.
+std::vector<Proc> procs_all(const FakeGpu* g) {
   std::vector<Proc> out;
-  if (!procs_listed(g)) return out;
   for (const auto& p : split(g->s("processes", ""), ';')) {
     const auto f = split(p, ':');
     if (f.size() != 4) continue;
@@ -507,6 +519,8 @@ std::vector<Proc> procs(const FakeGpu* g) {
   }
   return out;
 }
+// The processes listed now.
+std::vector<Proc> procs(const FakeGpu* g) { return procs_listed(g) ? procs_all(g) : std::vector<Proc>{}; }
 // The running compute processes: those with utilization samples and the compute_only ones.
 std::vector<Proc> running(const FakeGpu* g) {
   std::vector<Proc> out = procs(g);
@@ -517,19 +531,45 @@ std::vector<Proc> running(const FakeGpu* g) {
   }
   return out;
 }
+// The SM % of `pid` in the sample period with grid index `j`: its process_cycle entry, else its
+// `processes` value.
+unsigned cycle_sm(const FakeGpu* g, unsigned pid, unsigned sm, long long j) {
+  for (const auto& p : split(g->s("process_cycle", ""), ';')) {
+    const auto f = split(p, ':');
+    if (f.size() != 2 || std::stoul(f[0]) != pid) continue;
+    const auto v = split(f[1], ',');
+    if (!v.empty()) return static_cast<unsigned>(std::stoul(v[static_cast<std::size_t>(j % static_cast<long long>(v.size()))]));
+  }
+  return sm;
+}
 nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* u,
                                                   unsigned* count, unsigned long long last_seen) {
   CHECK("nvmlDeviceGetProcessUtilization");
-  const auto ps = procs(g);
+  const double period_us = g->d("process_sample_ms", 1000.0 / 6.0) * 1000.0;
   const long long now = real_us();
-  if (ps.empty() || now <= static_cast<long long>(last_seen)) return NVML_ERROR_NOT_FOUND;
-  if (!u || *count < ps.size()) {
-    *count = static_cast<unsigned>(ps.size());
+  const long long oldest = now - 2'000'000;
+  std::vector<nvmlProcessUtilizationSample_t> avail;
+  for (long long j = static_cast<long long>(std::floor(static_cast<double>(std::max<long long>(oldest, static_cast<long long>(last_seen))) / period_us));
+       ; ++j) {
+    const auto ts = static_cast<long long>(std::llround(static_cast<double>(j) * period_us));
+    if (ts > now) break;
+    if (ts <= static_cast<long long>(last_seen) || ts < oldest) continue;
+    // Listed at the sample's time (processes_from_ms and _until_ms count from nvmlInit).
+    const double t_ms = static_cast<double>(ts - st().real_t0_us) / 1000.0;
+    if ((g->has("processes_from_ms") && t_ms < procs_from_ms(g)) || t_ms >= procs_until_ms(g)) continue;
+    for (const auto& p : procs_all(g)) {
+      const unsigned sm = cycle_sm(g, p.pid, p.sm, j);
+      if (sm == 0 && p.mem == 0) continue;  // zero utilization over the period: no sample
+      avail.push_back(nvmlProcessUtilizationSample_t{p.pid, static_cast<unsigned long long>(ts), sm, p.mem, 0, 0});
+    }
+  }
+  if (avail.empty()) return NVML_ERROR_NOT_FOUND;
+  if (!u || *count < avail.size()) {
+    *count = static_cast<unsigned>(avail.size());
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
-  for (std::size_t k = 0; k < ps.size(); ++k)
-    u[k] = nvmlProcessUtilizationSample_t{ps[k].pid, static_cast<unsigned long long>(now), ps[k].sm, ps[k].mem, 0, 0};
-  *count = static_cast<unsigned>(ps.size());
+  for (std::size_t k = 0; k < avail.size(); ++k) u[k] = avail[k];
+  *count = static_cast<unsigned>(avail.size());
   return NVML_SUCCESS;
 }
 nvmlReturn_t impl_nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count,
