@@ -18,11 +18,6 @@ double overlap_s(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return hi > lo ? static_cast<double>(hi - lo) * 1e-9 : 0.0;
 }
 
-double pct_of(const ProcessPoll& p, unsigned pid) {
-  auto it = p.sm_util_pct.find(pid);
-  return it == p.sm_util_pct.end() ? 0.0 : it->second;
-}
-
 }  // namespace
 
 ProcessSplit split_energy(const SplitInput& in) {
@@ -61,40 +56,42 @@ ProcessSplit split_energy(const SplitInput& in) {
   const double active_j = in.energy_j - out.idle_energy_j;
   out.active_energy_j = active_j;
 
-  // SM-seconds per process over the covered time, and the hold error between successive polls.
+  // SM-seconds per process: each sample's utilization over the part of its period inside the
+  // interval. A sample whose period straddles an edge says how busy the process was over the whole
+  // period, not on which side: its part inside may be anywhere from none to all of its SM time.
   std::set<unsigned> pids;
-  for (const auto& p : in.polls)
-    for (const auto& [pid, pct] : p.sm_util_pct) {
-      if (!(pct >= 0)) throw UsageError(fmt::format("process split: pid {} has SM utilization {} %", pid, pct));
-      pids.insert(pid);
-    }
-  std::map<unsigned, double> sm_s, hold_s;
+  for (const auto& p : in.polls) pids.insert(p.pids.begin(), p.pids.end());
+  std::map<unsigned, double> sm_s, edge_s;
+  for (const auto& x : in.samples) {
+    if (!(x.sm_util_pct >= 0) || x.t_end_ns < x.t_begin_ns)
+      throw UsageError(fmt::format("process split: pid {} has SM utilization {} % over [{}, {}] ns", x.pid,
+                                   x.sm_util_pct, x.t_begin_ns, x.t_end_ns));
+    pids.insert(x.pid);
+    const double ov = overlap_s(x.t_begin_ns, x.t_end_ns, in.t_begin_ns, in.t_end_ns);
+    if (ov <= 0) continue;
+    const double len_s = static_cast<double>(x.t_end_ns - x.t_begin_ns) * 1e-9;
+    sm_s[x.pid] += x.sm_util_pct / 100.0 * ov;
+    edge_s[x.pid] += x.sm_util_pct / 100.0 * std::min(ov, len_s - ov) / 2;
+  }
+  // The time the polls describe: a poll's query covers back to the previous poll.
   double covered_s = 0;
   for (std::size_t k = 0; k < in.polls.size(); ++k) {
-    const ProcessPoll& p = in.polls[k];
-    int64_t from = p.t_ns - in.max_hold_ns;
+    int64_t from = in.polls[k].t_ns - in.max_hold_ns;
     if (k > 0) from = std::max(from, in.polls[k - 1].t_ns);
-    const double ov = overlap_s(from, p.t_ns, in.t_begin_ns, in.t_end_ns);
-    if (ov <= 0) continue;
-    covered_s += ov;
-    for (unsigned pid : pids) {
-      const double now = pct_of(p, pid);
-      sm_s[pid] += now / 100.0 * ov;
-      // Held back from this poll, the value may have moved anywhere between the two polls' values.
-      if (k > 0 && from == in.polls[k - 1].t_ns) hold_s[pid] += std::abs(now - pct_of(in.polls[k - 1], pid)) / 100.0 * ov / 2;
-    }
+    covered_s += overlap_s(from, in.polls[k].t_ns, in.t_begin_ns, in.t_end_ns);
   }
   out.coverage = std::min(1.0, covered_s / dur_s);
   double sm_total_s = 0;
   for (const auto& [pid, s] : sm_s) sm_total_s += s;
 
-  // The device's busy time that no listed process accounts for (the covered part scaled to the whole).
+  // The device's busy time that no listed process accounts for. The samples describe the whole
+  // interval, polls that failed included: a later query returns what an earlier one missed.
   double gap = 0;
   if (sm_total_s <= 0) {
     gap = 1;
   } else if (in.device_busy_pct && *in.device_busy_pct > 0) {
     const double busy_s = *in.device_busy_pct / 100.0 * dur_s;
-    gap = std::clamp(1.0 - (sm_total_s / out.coverage) / busy_s, 0.0, 1.0);
+    gap = std::clamp(1.0 - sm_total_s / busy_s, 0.0, 1.0);
   }
   out.unattributed_busy_share = gap;
   if (out.coverage < 0.999)
@@ -117,7 +114,7 @@ ProcessSplit split_energy(const SplitInput& in) {
     const double terms[] = {
         w * in.uncertainty_j,          // the total's own uncertainty, in proportion
         w * idle_u_j,                  // the idle share's, taken out of the active energy
-        j_per_sm_s * hold_s[pid],      // how SM utilization moved between polls
+        j_per_sm_s * edge_s[pid],      // samples straddling the interval's edges
         uncovered_j,                   // time no poll describes could belong to any process
         unattributed_j,                // busy time no listed process accounts for could be this one's
         in.proxy_rel_u95 * s.energy_j  // SM time is a proxy for power

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,20 @@
 
 namespace wattlab {
 
-// One look at a GPU's processes: the newest SM utilization of each process on it at t_ns. A poll
-// describes the time before it, back to the previous poll (at most SplitInput::max_hold_ns).
+// One look at a GPU's processes: the processes listed on it at t_ns. A poll whose query succeeded
+// describes the time before it, back to the previous poll (at most SplitInput::max_hold_ns): the
+// coverage of an interval.
 struct ProcessPoll {
   int64_t t_ns = 0;
-  std::map<unsigned, double> sm_util_pct;  // pid -> SM utilization (%); a listed process without a sample: 0
+  std::set<unsigned> pids;  // listed (running a context), with or without utilization samples
+};
+
+// One utilization sample of one process: its share of SM time over (t_begin_ns, t_end_ns], the
+// driver's sample period that ends at the sample's timestamp.
+struct SmSample {
+  unsigned pid = 0;
+  int64_t t_begin_ns = 0, t_end_ns = 0;
+  double sm_util_pct = 0;
 };
 
 struct SplitInput {
@@ -33,6 +43,9 @@ struct SplitInput {
   // The device's own busy share over the interval (nvmlDeviceGetUtilizationRates, mean), if read.
   std::optional<double> device_busy_pct;
   std::vector<ProcessPoll> polls;  // in time order; those outside the interval are ignored
+  // Every utilization sample of the processes on the GPU; the parts outside the interval are
+  // ignored. A listed process without a sample over some time had zero utilization there.
+  std::vector<SmSample> samples;
   int64_t max_hold_ns = 2'000'000'000;
   // The proxy's own relative 95 % error: equal SM time does not mean equal power (a tensor-core
   // GEMM and a memory-bound kernel differ per busy SM). A model parameter, checked on the GPU by
@@ -42,7 +55,7 @@ struct SplitInput {
 
 struct ProcessShare {
   unsigned pid = 0;
-  double sm_s = 0;           // SM-seconds: the integral of SM utilization over the covered time / 100
+  double sm_s = 0;           // SM-seconds: the integral of SM utilization over the interval / 100
   double energy_j = 0;
   double uncertainty_j = 0;  // 95 %
 };

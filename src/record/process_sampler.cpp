@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace wattlab {
 
@@ -43,6 +44,41 @@ const ProcessSampler::Gpu* ProcessSampler::find(const std::string& id) const {
   return nullptr;
 }
 
+int64_t ProcessSampler::sample_period_ns(const Gpu& g) {
+  // The lower quartile of the spacings between a process's successive samples: the driver's
+  // sample period. A process that skips periods (zero utilization) adds multiples of it, and
+  // jitter spreads it both ways; the lower quartile sits on the period unless most spacings are
+  // skips. Before any: the shortest period NVML documents (1/6 s).
+  if (g.spacings_ns.empty()) return 166'666'667;
+  std::vector<int64_t> v(g.spacings_ns.begin(), g.spacings_ns.end());
+  const auto q = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 4);
+  std::nth_element(v.begin(), q, v.end());
+  return *q;
+}
+
+void ProcessSampler::add_samples(Gpu& g, const std::vector<ProcessUsage>& list) {
+  for (const auto& u : list)
+    for (const auto& x : u.sm_samples) {
+      auto last = g.last_sample_t_ns.find(u.pid);
+      if (last != g.last_sample_t_ns.end()) {
+        if (x.t_ns <= last->second) continue;  // not newer than one already kept
+        const int64_t spacing = x.t_ns - last->second;
+        if (spacing >= 1'000'000 && spacing <= kMaxSamplePeriodNs) {
+          g.spacings_ns.push_back(spacing);
+          if (g.spacings_ns.size() > 64) g.spacings_ns.pop_front();
+        }
+      }
+      // A sample stands for its own period, never more: where the process skipped periods (zero
+      // utilization, so no sample), that time counts nothing.
+      const int64_t period = sample_period_ns(g);
+      const int64_t begin = last != g.last_sample_t_ns.end() ? std::max(last->second, x.t_ns - period) : x.t_ns - period;
+      g.samples.push_back(SmSample{u.pid, begin, x.t_ns, x.sm_util_pct});
+      g.last_sample_t_ns[u.pid] = x.t_ns;
+    }
+  std::stable_sort(g.samples.begin(), g.samples.end(),
+                   [](const SmSample& a, const SmSample& b) { return a.t_end_ns < b.t_end_ns; });
+}
+
 void ProcessSampler::poll() {
   const int64_t t = clock_.now_ns();
   std::optional<MeterSnapshot> snap;
@@ -52,7 +88,7 @@ void ProcessSampler::poll() {
     const std::vector<ProcessUsage> list = g.sensor->processes(g.domain_index, &st);
     ProcessPoll p;
     p.t_ns = t;
-    for (const auto& u : list) p.sm_util_pct[u.pid] = u.sm_util_pct.value_or(0);  // listed, no sample: 0 %
+    for (const auto& u : list) p.pids.insert(u.pid);  // listed; without a sample it had no SM time
     // Labels of new processes, read while they are alive (outside the lock: file reads).
     std::vector<unsigned> new_pids;
     {
@@ -87,8 +123,20 @@ void ProcessSampler::poll() {
     g.last_empty = list.empty() && st.ok();
     if (g.floor.size() > 600) g.floor.erase(g.floor.begin());  // the newest 600 intervals make the floor
     g.polls.push_back(std::move(p));
-    if (opt_.keep_ns > 0)
+    add_samples(g, list);
+    if (st.ok()) {
+      // Complete up to the oldest newest sample of the processes still publishing: a process's
+      // next sample may still cover the time after its newest.
+      int64_t until = t;
+      for (const auto& [pid, t_ns] : g.last_sample_t_ns)
+        if (t_ns >= t - kMaxSamplePeriodNs) until = std::min(until, t_ns);
+      g.samples_until_ns = std::max({g.samples_until_ns, until, t - kMaxSamplePeriodNs});
+    }
+    if (opt_.keep_ns > 0) {
       while (g.polls.size() > 2 && g.polls.front().t_ns < t - opt_.keep_ns) g.polls.erase(g.polls.begin());
+      std::erase_if(g.samples, [&](const SmSample& x) { return x.t_end_ns < t - opt_.keep_ns; });
+      std::erase_if(g.last_sample_t_ns, [&](const auto& kv) { return kv.second < t - opt_.keep_ns; });
+    }
   }
   if (opt_.keep_ns > 0) {
     std::lock_guard lk(mu_);
@@ -153,9 +201,15 @@ bool ProcessSampler::saw_processes(const std::string& gpu_id, int64_t t0_ns, int
   if (!g) return false;
   for (std::size_t k = 0; k < g->polls.size(); ++k) {
     const int64_t from = k > 0 ? g->polls[k - 1].t_ns : g->polls[k].t_ns - 2 * opt_.interval_ns;
-    if (g->polls[k].t_ns >= t0_ns && from <= t1_ns && !g->polls[k].sm_util_pct.empty()) return true;
+    if (g->polls[k].t_ns >= t0_ns && from <= t1_ns && !g->polls[k].pids.empty()) return true;
   }
   return false;
+}
+
+int64_t ProcessSampler::samples_until_ns(const std::string& gpu_id) const {
+  std::lock_guard lk(mu_);
+  const Gpu* g = find(gpu_id);
+  return g ? g->samples_until_ns : INT64_MIN;
 }
 
 std::map<std::string, std::string> ProcessSampler::errors() const {
@@ -198,6 +252,8 @@ GpuAttribution ProcessSampler::attribute(const std::string& gpu_id, int64_t t0_n
       const bool prev_before_end = k == 0 || g->polls[k - 1].t_ns < t1_ns;
       if ((g->polls[k].t_ns >= t0_ns || next_reaches) && prev_before_end) in.polls.push_back(g->polls[k]);
     }
+    for (const auto& x : g->samples)
+      if (x.t_end_ns > t0_ns && x.t_begin_ns < t1_ns) in.samples.push_back(x);
     seen = seen_;
   }
   GpuAttribution a;
@@ -217,14 +273,16 @@ GpuAttribution ProcessSampler::attribute(const std::string& gpu_id, int64_t t0_n
   if (opt_.tree_root_pid != 0) {
     // The same model over two pseudo-processes, so each group's uncertainty is its own, not a sum.
     SplitInput grouped = in;
+    auto group_of = [&](unsigned pid) {
+      auto it = seen.find(pid);
+      return it != seen.end() && it->second.in_tree ? 1u : 2u;
+    };
     for (auto& p : grouped.polls) {
-      std::map<unsigned, double> g;
-      for (const auto& [pid, pct] : p.sm_util_pct) {
-        auto it = seen.find(pid);
-        g[it != seen.end() && it->second.in_tree ? 1u : 2u] += pct;
-      }
-      p.sm_util_pct = std::move(g);
+      std::set<unsigned> g;
+      for (unsigned pid : p.pids) g.insert(group_of(pid));
+      p.pids = std::move(g);
     }
+    for (auto& x : grouped.samples) x.pid = group_of(x.pid);
     const ProcessSplit gs = split_energy(grouped);
     for (const auto& s : gs.processes) (s.pid == 1 ? a.tree : a.others) = s;
   }

@@ -1,13 +1,16 @@
 // Per-process GPU use over time: a thread that polls every GPU domain that reports processes (NVML)
-// at a fixed interval, keeps each GPU's polls (pid -> SM utilization), reads each new process's
+// at a fixed interval, keeps each GPU's polls (the listed pids) and every utilization sample the
+// driver published (each over its own sample period), reads each new process's
 // labels from /proc while it is alive (command name, container, pod, Slurm job, whether it belongs
 // to the measured command's process tree), measures the idle floor from the meter's energy between
 // polls with no process on the GPU, and splits an interval's energy per process
 // (src/meter/process_split.h; docs/per-process.md).
 #pragma once
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -70,6 +73,12 @@ class ProcessSampler {
   std::map<unsigned, SeenProcess> seen() const;
   // Whether some poll of the GPU listed a process whose describe time overlaps [t0, t1].
   bool saw_processes(const std::string& gpu_id, int64_t t0_ns, int64_t t1_ns) const;
+  // The time up to which the GPU's utilization samples are complete: the newest sample, or a
+  // successful query's time less the longest sample period (a sample for a period ending before
+  // that would have come back already). INT64_MIN before the first successful query.
+  int64_t samples_until_ns(const std::string& gpu_id) const;
+  // The longest sample period NVML documents for its utilization samples (1/6 s to 1 s by product).
+  static constexpr int64_t kMaxSamplePeriodNs = 1'000'000'000;
   // The first error a GPU's process query returned, if any (permissions, a driver without it).
   std::map<std::string, std::string> errors() const;
 
@@ -85,6 +94,10 @@ class ProcessSampler {
     std::string id;
     std::optional<std::size_t> meter_index;
     std::vector<ProcessPoll> polls;
+    std::vector<SmSample> samples;              // in time order of their ends
+    std::map<unsigned, int64_t> last_sample_t_ns;  // each pid's newest sample
+    std::deque<int64_t> spacings_ns;            // recent spacings between a pid's successive samples
+    int64_t samples_until_ns = INT64_MIN;
     bool last_empty = false;
     int64_t last_energy_t_ns = 0;
     double last_energy_j = 0;
@@ -93,6 +106,8 @@ class ProcessSampler {
     std::string error;
   };
   const Gpu* find(const std::string& id) const;
+  static int64_t sample_period_ns(const Gpu& g);
+  static void add_samples(Gpu& g, const std::vector<ProcessUsage>& list);
   void run();
 
   std::vector<Gpu> gpus_;

@@ -1,5 +1,6 @@
-// The per-process split model on hand-made polls: shares, the idle part, the unattributed part,
-// coverage, and an uncertainty always wider (relative to the energy) than the total's.
+// The per-process split model on hand-made polls and utilization samples: shares, the idle part,
+// the unattributed part, coverage, every sample over its own period, and an uncertainty always
+// wider (relative to the energy) than the total's.
 #include "meter/process_split.h"
 
 #include <gtest/gtest.h>
@@ -13,11 +14,19 @@ namespace {
 
 constexpr int64_t kS = 1'000'000'000;
 
-// Polls every second at t = 1..n s, each with the same utilization per pid.
-std::vector<ProcessPoll> steady(int n, std::map<unsigned, double> pct) {
-  std::vector<ProcessPoll> v;
-  for (int k = 1; k <= n; ++k) v.push_back({k * kS, pct});
-  return v;
+// Polls every second at t = 1..n s listing the pids, and a sample per pid per second over (k-1, k] s
+// with the same utilization.
+void steady(SplitInput& in, int n, const std::map<unsigned, double>& pct) {
+  in.polls.clear();
+  in.samples.clear();
+  for (int k = 1; k <= n; ++k) {
+    ProcessPoll p{k * kS, {}};
+    for (const auto& [pid, v] : pct) {
+      p.pids.insert(pid);
+      in.samples.push_back({pid, (k - 1) * kS, k * kS, v});
+    }
+    in.polls.push_back(p);
+  }
 }
 
 SplitInput base() {
@@ -30,7 +39,7 @@ SplitInput base() {
   in.idle_power_u95_w = 10;
   in.idle_source = "test";
   in.device_busy_pct = 80;
-  in.polls = steady(10, {{11, 60.0}, {22, 20.0}});
+  steady(in, 10, {{11, 60.0}, {22, 20.0}});
   return in;
 }
 
@@ -95,7 +104,7 @@ TEST(ProcessSplit, UnknownIdleLeavesItInTheShares) {
 
 TEST(ProcessSplit, NoProcessMeansAllActiveEnergyIsUnattributed) {
   SplitInput in = base();
-  in.polls = steady(10, {});
+  steady(in, 10, {});
   const ProcessSplit s = split_energy(in);
   EXPECT_TRUE(s.processes.empty());
   EXPECT_DOUBLE_EQ(s.unattributed_energy_j, 2000);
@@ -104,23 +113,53 @@ TEST(ProcessSplit, NoProcessMeansAllActiveEnergyIsUnattributed) {
 
 TEST(ProcessSplit, UncoveredTimeWidensEveryShare) {
   SplitInput in = base();
-  in.polls = {{6 * kS, {{11, 60.0}, {22, 20.0}}}, {7 * kS, {{11, 60.0}, {22, 20.0}}}};  // [4, 7] s covered
+  in.polls = {{6 * kS, {11, 22}}, {7 * kS, {11, 22}}};  // [4, 7] s covered
+  in.samples = {{11, 5 * kS, 7 * kS, 60.0}, {22, 5 * kS, 7 * kS, 20.0}};
   in.device_busy_pct.reset();
   const ProcessSplit s = split_energy(in);
   EXPECT_NEAR(s.coverage, 0.3, 1e-12);
-  EXPECT_NEAR(s.processes[0].energy_j, 1500, 1e-9);  // the covered part stands for the whole
+  EXPECT_NEAR(s.processes[0].energy_j, 1500, 1e-9);  // the sampled part stands for the whole
   EXPECT_GT(s.processes[0].uncertainty_j, 0.7 * 2000);
   EXPECT_GT(s.processes[1].uncertainty_j, 0.7 * 2000);
 }
 
-TEST(ProcessSplit, UtilizationMovingBetweenPollsWidensTheShare) {
-  SplitInput steady_in = base(), moving = base();
-  moving.polls.clear();
-  for (int k = 1; k <= 10; ++k) moving.polls.push_back({k * kS, {{11, k % 2 ? 90.0 : 30.0}, {22, 20.0}}});
-  const ProcessSplit a = split_energy(steady_in), b = split_energy(moving);
-  EXPECT_NEAR(b.processes[0].sm_s, 6.0, 1e-9);  // the same mean
+// A sample whose period straddles the interval's edge counts the part of its period inside, and
+// widens the share: the process may have been busy on either side.
+TEST(ProcessSplit, ASampleAcrossAnEdgeWidensTheShare) {
+  SplitInput aligned = base(), shifted = base();
+  shifted.samples.clear();
+  for (int k = 0; k <= 10; ++k) {
+    shifted.samples.push_back({11, k * kS - kS / 2, k * kS + kS / 2, 60.0});
+    shifted.samples.push_back({22, k * kS - kS / 2, k * kS + kS / 2, 20.0});
+  }
+  const ProcessSplit a = split_energy(aligned), b = split_energy(shifted);
+  EXPECT_NEAR(b.processes[0].sm_s, 6.0, 1e-9);  // half of the first and of the last sample
   EXPECT_NEAR(b.processes[0].energy_j, a.processes[0].energy_j, 1e-9);
   EXPECT_GT(b.processes[0].uncertainty_j, a.processes[0].uncertainty_j);
+}
+
+// NVML keeps one sample per process per sample period and none for a period with zero
+// utilization. Two loads periodic over five 100 ms periods (A busy in three, B in one) polled
+// every 500 ms: the newest sample at each poll is always the same phase (A 100 %, B none), but
+// every sample over its own period gives the loads' SM time, 3 : 1.
+TEST(ProcessSplit, EverySampleCountsOverItsOwnPeriod) {
+  SplitInput in = base();
+  in.polls.clear();
+  in.samples.clear();
+  constexpr int64_t kPeriod = kS / 10;
+  for (int64_t j = 1; j <= 100; ++j) {
+    if (j % 5 < 3) in.samples.push_back({11, (j - 1) * kPeriod, j * kPeriod, 100.0});
+    if (j % 5 == 3) in.samples.push_back({22, (j - 1) * kPeriod, j * kPeriod, 100.0});
+    if (j % 5 == 0) in.polls.push_back({j * kPeriod, {11, 22}});
+  }
+  in.device_busy_pct = 80;
+  const ProcessSplit s = split_energy(in);
+  ASSERT_EQ(s.processes.size(), 2u);
+  EXPECT_NEAR(s.processes[0].sm_s, 6.0, 1e-9);
+  EXPECT_NEAR(s.processes[1].sm_s, 2.0, 1e-9);
+  EXPECT_NEAR(s.processes[0].energy_j / s.processes[1].energy_j, 3.0, 1e-9);
+  EXPECT_NEAR(s.unattributed_energy_j, 0, 1e-9);
+  EXPECT_NEAR(sum_of(s), 3000, 1e-9);
 }
 
 TEST(ProcessSplit, IdleAboveTheTotalIsClampedAndSaid) {
@@ -145,7 +184,7 @@ TEST(ProcessSplit, BadInputIsNamed) {
   in.idle_power_w = -5;
   EXPECT_THROW(split_energy(in), UsageError);
   in = base();
-  in.polls[0].sm_util_pct[11] = -3;
+  in.samples[0].sm_util_pct = -3;
   try {
     split_energy(in);
     FAIL() << "negative utilization accepted";

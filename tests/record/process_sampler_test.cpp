@@ -1,6 +1,8 @@
 // The per-process poller over the fake NVML (several processes with chosen SM utilization and a
 // running process without samples) and a fake /proc: shares per process and per group (the
-// command's tree and other tenants), labels, and the idle floor measured between empty polls.
+// command's tree and other tenants), labels, and the idle floor measured between empty polls; and
+// on virtual time, a GPU that publishes utilization samples as NVML does (one per process per
+// sample period, none for a period with zero utilization, each returned once).
 #include "record/process_sampler.h"
 
 #include <gtest/gtest.h>
@@ -38,9 +40,11 @@ TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
            "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4e5f_8a9b_0123456789ab.slice/"
            "cri-containerd-" + kHex + ".scope\n");
   proc.add(77, 1, "idle-holder");  // 5150 has no /proc entry: gone before it was seen
-  const OpenedSensors opened = open_sensors(fake.options());
-  ASSERT_EQ(opened.sensors.size(), 1u);
   VirtualClock clock(0);
+  BackendOptions backend = fake.options();
+  backend.clock = &clock;  // the samples' timestamps on the sampler's clock
+  const OpenedSensors opened = open_sensors(backend);
+  ASSERT_EQ(opened.sensors.size(), 1u);
   ProcessSamplerOptions o;
   o.interval_ns = kS;
   o.proc_root = proc.root();
@@ -57,7 +61,11 @@ TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
   EXPECT_TRUE(sampler.saw_processes("gpu:0", 0, 10 * kS));
   EXPECT_FALSE(sampler.saw_processes("gpu:1", 0, 10 * kS));
 
-  const GpuAttribution a = sampler.attribute("gpu:0", 0, 10 * kS, 3000, 30, 80.0);
+  // The fake's samples are on real time: the polls, a few us apart on it, bring the last second's
+  // (the first query's look back, mapped onto (0, 1] s here), so no device busy share is given to
+  // compare them with. The first sample of each process stands for a period that the other's
+  // samples have not yet measured, so the 3 : 1 holds to a few ppm, not exactly.
+  const GpuAttribution a = sampler.attribute("gpu:0", 0, 10 * kS, 3000, 30, std::nullopt);
   EXPECT_DOUBLE_EQ(a.split.idle_energy_j, 1000);
   EXPECT_EQ(a.split.idle_source, "--idle-power-w");
   ASSERT_EQ(a.rows.size(), 4u);  // 42, 77, 1234, 5150
@@ -66,17 +74,17 @@ TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
   EXPECT_EQ(a.rows[0].ids.pod_uid, "1a2b3c4d-0000-4e5f-8a9b-0123456789ab");
   EXPECT_EQ(a.rows[0].ids.container_id, kHex);
   EXPECT_FALSE(a.rows[0].in_tree);
-  EXPECT_NEAR(a.rows[0].share.energy_j, 500, 1e-6);
+  EXPECT_NEAR(a.rows[0].share.energy_j, 500, 0.01);
   EXPECT_EQ(a.rows[1].pid, 77u);
   EXPECT_DOUBLE_EQ(a.rows[1].share.energy_j, 0);  // listed, never on the SMs
   EXPECT_EQ(a.rows[2].pid, 1234u);
   EXPECT_TRUE(a.rows[2].in_tree);
   EXPECT_EQ(a.rows[2].ids.slurm_job_id, "31337");
-  EXPECT_NEAR(a.rows[2].share.energy_j, 1500, 1e-6);
+  EXPECT_NEAR(a.rows[2].share.energy_j, 1500, 0.01);
   EXPECT_EQ(a.rows[3].comm, "");
   ASSERT_TRUE(a.tree && a.others);
-  EXPECT_NEAR(a.tree->energy_j, 1500, 1e-6);
-  EXPECT_NEAR(a.others->energy_j, 500, 1e-6);
+  EXPECT_NEAR(a.tree->energy_j, 1500, 0.01);
+  EXPECT_NEAR(a.others->energy_j, 500, 0.01);
   EXPECT_GT(a.tree->uncertainty_j / a.tree->energy_j, 30.0 / 3000);
 
   // The second GPU has no process: its active energy is unattributed.
@@ -84,6 +92,67 @@ TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
   EXPECT_TRUE(b.rows.empty());
   EXPECT_DOUBLE_EQ(b.split.unattributed_energy_j, 2000);
   EXPECT_THROW(sampler.attribute("gpu:7", 0, kS, 1, 0, std::nullopt), UsageError);
+}
+
+// A GPU on virtual time whose processes publish utilization samples the way NVML does: one per
+// process per 100 ms sample period, none for a period with zero utilization, and each sample
+// returned by one query only. pid 11 is busy in three of every five periods, pid 22 in one.
+class SampledGpu final : public Sensor {
+ public:
+  explicit SampledGpu(const Clock& clock) : clock_(clock) {
+    Domain d;
+    d.id = "gpu:0";
+    domains_.push_back(d);
+  }
+  std::string backend() const override { return "test"; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  Status read(std::size_t, ReadingKind, std::vector<Reading>&) override { return Status{}; }
+  bool reports_processes(std::size_t) const override { return true; }
+  std::vector<ProcessUsage> processes(std::size_t, Status*) const override {
+    ProcessUsage a, b;
+    a.pid = 11;
+    b.pid = 22;
+    const int64_t now = clock_.now_ns();
+    for (int64_t t = (last_ns_ / kPeriod + 1) * kPeriod; t <= now; t += kPeriod) {
+      const int64_t phase = (t / kPeriod) % 5;
+      if (phase < 3) a.sm_samples.push_back({t, 100});
+      if (phase == 3) b.sm_samples.push_back({t, 100});
+    }
+    last_ns_ = now;
+    return {a, b};
+  }
+  static constexpr int64_t kPeriod = kS / 10;
+
+ private:
+  const Clock& clock_;
+  std::vector<Domain> domains_;
+  mutable int64_t last_ns_ = 0;
+};
+
+// Polled every 500 ms, five sample periods, the newest sample at each poll is always the same
+// phase (pid 11 busy, pid 22 without a sample): taken alone it gives pid 22 nothing. Every
+// sample over its own period gives the loads' SM time, 3 : 1, interval by interval.
+TEST(ProcessSampler, EverySampleCountsOverItsOwnPeriod) {
+  VirtualClock clock(0);
+  SampledGpu gpu(clock);
+  ProcessSamplerOptions o;
+  o.interval_ns = kS / 2;
+  o.idle_power_w = 100;
+  ProcessSampler sampler({&gpu}, nullptr, clock, o);
+  for (int k = 1; k <= 20; ++k) {
+    clock.set_ns(k * o.interval_ns + 1'000'000);  // 1 ms after each 500 ms boundary
+    sampler.poll();
+  }
+  // Complete up to pid 22's newest sample (9.8 s): its next one could still cover the time after.
+  EXPECT_EQ(sampler.samples_until_ns("gpu:0"), 98 * SampledGpu::kPeriod);
+  for (int64_t t0 = 2 * kS; t0 < 9 * kS; t0 += kS / 2) {
+    const GpuAttribution a = sampler.attribute("gpu:0", t0, t0 + kS / 2, 200, 1, 80.0);
+    ASSERT_EQ(a.rows.size(), 2u);
+    EXPECT_NEAR(a.rows[0].share.sm_s, 0.3, 1e-9) << t0;
+    EXPECT_NEAR(a.rows[1].share.sm_s, 0.1, 1e-9) << t0;
+    EXPECT_NEAR(a.rows[0].share.energy_j, 3 * a.rows[1].share.energy_j, 1e-9) << t0;
+    EXPECT_NEAR(a.split.unattributed_energy_j, 0, 1e-9) << t0;
+  }
 }
 
 TEST(ProcessSampler, AQueryThatFailsIsSaid) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "backend.h"
 #include "core/units.h"
@@ -89,6 +90,10 @@ struct NvmlSensor::Gpu {
   std::string power_usage_note;
 
   unsigned long long last_sample_us = 0;  // newest power sample seen (us since the epoch)
+  // Newest per-process utilization sample handed out (us since the epoch; 0: none yet), so that
+  // each sample comes back from processes() once. Guarded by util_mu: processes() may run on any thread.
+  std::mutex util_mu;
+  unsigned long long util_last_seen_us = 0;
 
   bool gpm = false;
   std::string gpm_why_not;
@@ -773,7 +778,7 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     return fail(Error{ErrorKind::invalid_argument, "processes: domain index " + std::to_string(domain_index) +
                                                        " is out of range",
                       {}, 0});
-  const Gpu& g = *gpus_[refs_[domain_index].gpu];
+  Gpu& g = *gpus_[refs_[domain_index].gpu];
   if (g.lost_flag.load(std::memory_order_acquire)) return fail(*g.lost);
   const Api& api = lib_->api();
   std::map<unsigned, ProcessUsage> by_pid;
@@ -824,35 +829,54 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     err = missing_fn(*lib_, "nvmlDeviceGetComputeRunningProcesses_v3", g.id);
   }
 
-  // Utilization: the newest sample per process within the last second.
+  // Utilization: every sample published since the previous query. lastSeenTimeStamp is the newest
+  // sample already handed out (the first query looks back one second), so that no sample is
+  // counted twice and none between two queries is lost; a driver that also returns the sample at
+  // lastSeenTimeStamp has it dropped here. NOT_FOUND: no new sample.
   if (api.device_get_process_utilization) {
     const int64_t offset = epoch_offset_ns();
+    std::lock_guard util_lock(g.util_mu);
     const int64_t now_real_us = (clock_->now_ns() + offset) / kNsPerUs;
-    const auto since_us = static_cast<unsigned long long>(std::max<int64_t>(0, now_real_us - 1'000'000));
+    const auto since_us = g.util_last_seen_us != 0
+                              ? g.util_last_seen_us
+                              : static_cast<unsigned long long>(std::max<int64_t>(0, now_real_us - 1'000'000));
     unsigned count = 0;
     std::vector<nvmlProcessUtilizationSample_t> buf;
     nvmlReturn_t rc = api.device_get_process_utilization(g.handle, nullptr, &count, since_us);
-    for (int attempt = 0; attempt < 3 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
-      count += 8;
-      buf.resize(count);
+    // A full buffer may have left samples out: query again with a larger one (the same since_us).
+    for (int attempt = 0; attempt < 4 && (rc == NVML_ERROR_INSUFFICIENT_SIZE ||
+                                          (rc == NVML_SUCCESS && (buf.empty() ? count > 0 : count >= buf.size())));
+         ++attempt) {
+      count = std::max<unsigned>(count + 8, static_cast<unsigned>(2 * buf.size()));
+      buf.assign(count, nvmlProcessUtilizationSample_t{});
       rc = api.device_get_process_utilization(g.handle, buf.data(), &count, since_us);
     }
     if (rc == NVML_SUCCESS) {
       buf.resize(std::min<std::size_t>(count, buf.size()));
-      std::map<unsigned, unsigned long long> newest;
-      for (const auto& p : buf) {
-        if (newest.count(p.pid) && newest[p.pid] >= p.timeStamp) continue;
-        newest[p.pid] = p.timeStamp;
+      std::sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) {
+        return a.timeStamp != b.timeStamp ? a.timeStamp < b.timeStamp : a.pid < b.pid;
+      });
+      unsigned long long newest_us = g.util_last_seen_us;
+      for (std::size_t k = 0; k < buf.size(); ++k) {
+        const auto& p = buf[k];
+        if (p.timeStamp <= since_us) continue;  // already handed out
+        if (k > 0 && p.timeStamp == buf[k - 1].timeStamp && p.pid == buf[k - 1].pid) continue;
+        newest_us = std::max(newest_us, p.timeStamp);
         ProcessUsage& u = by_pid[p.pid];
         u.pid = p.pid;
-        u.sm_util_pct = p.smUtil;
+        const int64_t t_ns = static_cast<int64_t>(p.timeStamp) * kNsPerUs - offset;
+        u.sm_samples.push_back({t_ns, static_cast<double>(p.smUtil)});
+        u.sm_util_pct = p.smUtil;  // oldest first: the newest stays
         u.mem_util_pct = p.memUtil;
         u.enc_util_pct = p.encUtil;
         u.dec_util_pct = p.decUtil;
-        u.util_t_ns = static_cast<int64_t>(p.timeStamp) * kNsPerUs - offset;
+        u.util_t_ns = t_ns;
       }
-    } else if (rc != NVML_ERROR_NOT_FOUND) {  // NOT_FOUND: no sample in the last second
-      if (!err) err = lib_->error("nvmlDeviceGetProcessUtilization", rc, g.id);
+      g.util_last_seen_us = std::max(newest_us, since_us);
+    } else if (rc == NVML_ERROR_NOT_FOUND) {
+      if (g.util_last_seen_us == 0) g.util_last_seen_us = since_us;  // looks back no further than the first query
+    } else if (!err) {
+      err = lib_->error("nvmlDeviceGetProcessUtilization", rc, g.id);
     }
   } else if (!err) {
     err = missing_fn(*lib_, "nvmlDeviceGetProcessUtilization", g.id);

@@ -442,6 +442,46 @@ TEST(NvmlSensor, PerProcessUtilizationAndMemory) {
   EXPECT_FALSE(ps[1].gpu_instance_id.has_value());
 }
 
+// NVML keeps a utilization sample per process per sample period and returns those newer than
+// lastSeenTimeStamp, several per process, stamped in CLOCK_REALTIME us: every one comes back from
+// one query only, in order, mapped onto the monotonic clock, with its own value; a period with
+// zero utilization has none.
+TEST(NvmlSensor, ProcessUtilizationSamplesComeBackOnceEach) {
+  FakeNvml fake("gpus=1\ngpu.*.process_sample_ms=50\ngpu.*.processes=7:40:0:1000\ngpu.*.process_cycle=7:40,0,80\n");
+  auto s = open_ok(fake.options());
+  ASSERT_TRUE(s);
+  auto& clock = MonotonicClock::instance();
+  std::vector<ProcessSmSample> all;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t before = clock.now_ns();
+    Status st;
+    const auto ps = s->processes(0, &st);
+    const int64_t after = clock.now_ns();
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    ASSERT_EQ(ps.size(), 1u);
+    for (const auto& x : ps[0].sm_samples) {
+      EXPECT_LE(x.t_ns, after + 1'000'000);
+      EXPECT_GT(x.t_ns, before - 1'100'000'000);  // the first query looks back one second
+      all.push_back(x);
+    }
+    if (k > 0) {
+      EXPECT_GE(ps[0].sm_samples.size(), 2u) << "250 ms of 50 ms periods, one in three empty";
+    }
+    if (!ps[0].sm_samples.empty()) {
+      EXPECT_EQ(ps[0].util_t_ns, ps[0].sm_samples.back().t_ns);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_GE(all.size(), 10u);
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    EXPECT_GT(all[i].t_ns, all[i - 1].t_ns) << "sample " << i << " twice or out of order";
+    const int64_t gap = all[i].t_ns - all[i - 1].t_ns;
+    // 50 ms apart, or 100 ms across the empty period (us stamps, the offset read per query).
+    EXPECT_TRUE(std::llabs(gap - 50'000'000) < 2'000'000 || std::llabs(gap - 100'000'000) < 2'000'000) << gap;
+  }
+  for (const auto& x : all) EXPECT_TRUE(x.sm_util_pct == 40 || x.sm_util_pct == 80) << x.sm_util_pct;
+}
+
 TEST(NvmlSensor, PowerUsageStandsInOnlyForTheReadingItIs) {
   FakeNvml fake("gpus=1\ngpu.*.average_field=0\ngpu.*.instant_field=0\ngpu.*.arch=9\n");
   auto s = open_ok(fake.options());
