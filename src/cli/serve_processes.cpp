@@ -5,9 +5,19 @@
 #include <exception>
 
 namespace wattlab::cli {
+namespace {
+
+// Polls and samples are kept this long: at least 30 s and eight intervals; an interval waits
+// for its data at most half of it, so what it needs is still there when it is split.
+int64_t keep_ns_for(int interval_ms) { return std::max<int64_t>(30'000'000'000, 8LL * interval_ms * 1'000'000); }
+
+}  // namespace
 
 ServeProcesses::ServeProcesses(Recording& rec, const ProcessOptions& o)
-    : rec_(rec), opt_(o), counters_(static_cast<int64_t>(o.forget_s * 1e9)) {
+    : rec_(rec),
+      opt_(o),
+      counters_(static_cast<int64_t>(o.forget_s * 1e9)),
+      pending_(keep_ns_for(o.interval_ms) / 2) {
   for (auto& s : rec.sensors()) sensors_.push_back(s.get());
 }
 
@@ -16,7 +26,7 @@ void ServeProcesses::start() {
   so.interval_ns = static_cast<int64_t>(opt_.interval_ms) * 1'000'000;
   so.idle_power_w = opt_.idle_power_w;
   so.idle_power_u95_w = opt_.idle_power_u95_w;
-  so.keep_ns = std::max<int64_t>(10'000'000'000, 4 * so.interval_ns);
+  so.keep_ns = keep_ns_for(opt_.interval_ms);
   so.after_poll = [this](int64_t t) { after_poll(t); };
   sampler_ = std::make_unique<ProcessSampler>(sensors_, &rec_.meter(), rec_.clock(), so);
   if (sampler_->any_gpu()) sampler_->start();
@@ -26,27 +36,40 @@ void ServeProcesses::stop() {
   if (sampler_) sampler_->stop();
 }
 
-void ServeProcesses::after_poll(int64_t t_ns) {
-  if (prev_t_ns_ != 0 && last_t_ns_ > prev_t_ns_) {
-    const WindowResult w = rec_.meter().estimate(prev_t_ns_, last_t_ns_, "process split");
-    const auto gpus = sampler_->gpu_ids();
-    for (const auto& d : w.domains) {
-      if (!d.available || std::find(gpus.begin(), gpus.end(), d.domain_id) == gpus.end()) continue;
-      try {
-        counters_.add(sampler_->attribute(d.domain_id, prev_t_ns_, last_t_ns_, d.energy_j, d.uncertainty_j,
-                                          d.telemetry.mean_utilization_gpu_pct),
-                      last_t_ns_);
-      } catch (const std::exception&) {
-        // An interval the model refuses (an estimate below zero across a counter reset) is skipped;
-        // the intervals counter shows how many were split.
-      }
+bool ServeProcesses::data_in(int64_t t_begin_ns, int64_t t_end_ns) const {
+  for (const auto& gpu : sampler_->gpu_ids())
+    if (sampler_->samples_until_ns(gpu) < t_end_ns) return false;
+  return rec_.meter().estimate(t_begin_ns, t_end_ns, "process split").final;
+}
+
+void ServeProcesses::split(int64_t t_begin_ns, int64_t t_end_ns) {
+  const WindowResult w = rec_.meter().estimate(t_begin_ns, t_end_ns, "process split");
+  const auto gpus = sampler_->gpu_ids();
+  for (const auto& d : w.domains) {
+    if (!d.available || std::find(gpus.begin(), gpus.end(), d.domain_id) == gpus.end()) continue;
+    try {
+      counters_.add(sampler_->attribute(d.domain_id, t_begin_ns, t_end_ns, d.energy_j, d.uncertainty_j,
+                                        d.telemetry.mean_utilization_gpu_pct),
+                    t_end_ns);
+    } catch (const std::exception&) {
+      // An interval the model refuses (an estimate below zero across a counter reset) is skipped;
+      // the intervals counter shows how many were split.
     }
-    counters_.forget(t_ns);
   }
-  prev_t_ns_ = last_t_ns_;
+  if (span_begin_ns_.load() == 0) span_begin_ns_.store(t_begin_ns);
+  span_end_ns_.store(t_end_ns);
+}
+
+void ServeProcesses::after_poll(int64_t t_ns) {
+  if (last_t_ns_ != 0) pending_.add(last_t_ns_, t_ns);
   last_t_ns_ = t_ns;
+  for (const auto& i : pending_.take(t_ns, [this](int64_t a, int64_t b) { return data_in(a, b); }))
+    split(i.t_begin_ns, i.t_end_ns);
+  counters_.forget(t_ns);
 }
 
 std::string ServeProcesses::format(const std::string& host) const { return counters_.format(host); }
+
+std::pair<int64_t, int64_t> ServeProcesses::split_span_ns() const { return {span_begin_ns_.load(), span_end_ns_.load()}; }
 
 }  // namespace wattlab::cli
