@@ -104,13 +104,13 @@ TEST(ServeProcesses, CountersAddUpToTheBoardsEnergy) {
 
 // As on an H100 with two periodic loads: the instant power field reads 450 W of the board's 300 W
 // (its 25 ms window catches the loads' busy phase), so an interval split before the counter has
-// published past it comes out 50 % high; and process 2 is busy in one 100 ms sample period of
+// published past it comes out 50 % high; and process 2 is busy in one 20 ms sample period of
 // every five (NVML leaves out the others), so its newest sample of the last second always reads
 // 50 % while its SM time is 10 %. The counters still add up to the board's energy, and the
-// processes share it 7 : 1.
+// processes share it 7 : 1 (to the 100 ms cycles the span cuts at its ends: some 3 % in 4 s).
 TEST(ServeProcesses, CountersAddUpWhereInstantPowerAndNewestSamplesMislead) {
-  expect_adds_up(serve_fake_board([](const std::string&, int k) { return k >= 30; },
-                                  "gpu.0.instant_power_w=450\ngpu.0.process_sample_ms=100\n"
+  expect_adds_up(serve_fake_board([](const std::string&, int k) { return k >= 40; },
+                                  "gpu.0.instant_power_w=450\ngpu.0.process_sample_ms=20\n"
                                   "gpu.0.processes=1:70:1:1000;2:0:0:1000\ngpu.0.process_cycle=2:50,0,0,0,0\n"),
                  7.0);
 }
