@@ -15,6 +15,9 @@ namespace wattlab::nvml {
 namespace {
 
 constexpr int64_t kGpmMinGapNs = 100 * kNsPerMs;  // GPM needs two samples > 100 ms apart
+// How far before the newest utilization sample handed out a query for new ones looks back (us): a
+// process's sample can come back after a newer one of another (processes()).
+constexpr int64_t kUtilLookbackUs = 2'000'000;
 
 constexpr std::array<ReadingKind, 4> kGpmKinds{ReadingKind::gpm_sm_activity_pct, ReadingKind::gpm_sm_occupancy_pct,
                                                ReadingKind::gpm_tensor_activity_pct, ReadingKind::gpm_dram_bw_pct};
@@ -90,10 +93,12 @@ struct NvmlSensor::Gpu {
   std::string power_usage_note;
 
   unsigned long long last_sample_us = 0;  // newest power sample seen (us since the epoch)
-  // Newest per-process utilization sample handed out (us since the epoch; 0: none yet), so that
-  // each sample comes back from processes() once. Guarded by util_mu: processes() may run on any thread.
+  // Per process, the newest utilization sample handed out (us since the epoch), so that each
+  // sample comes back from processes() once; and the newest of all (0: no query yet). Guarded by
+  // util_mu: processes() may run on any thread.
   std::mutex util_mu;
-  unsigned long long util_last_seen_us = 0;
+  std::map<unsigned, unsigned long long> util_last_us;
+  unsigned long long util_newest_us = 0;
 
   bool gpm = false;
   std::string gpm_why_not;
@@ -829,17 +834,20 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     err = missing_fn(*lib_, "nvmlDeviceGetComputeRunningProcesses_v3", g.id);
   }
 
-  // Utilization: every sample published since the previous query. lastSeenTimeStamp is the newest
-  // sample already handed out (the first query looks back one second), so that no sample is
-  // counted twice and none between two queries is lost; a driver that also returns the sample at
-  // lastSeenTimeStamp has it dropped here. NOT_FOUND: no new sample.
+  // Utilization: every sample published since the previous query, each once. The driver keeps each
+  // process on its own schedule: on an H100 with two processes, a process's sample came back after
+  // a newer one of the other had been handed out, so a lastSeenTimeStamp at the newest sample
+  // handed out lost most of the slower process's samples. The query looks back kUtilLookbackUs
+  // before that newest sample (the first query one second before now), and samples are told apart
+  // per process: one not newer than that process's newest handed out is dropped. NOT_FOUND: no
+  // sample in that span.
   if (api.device_get_process_utilization) {
     const int64_t offset = epoch_offset_ns();
     std::lock_guard util_lock(g.util_mu);
     const int64_t now_real_us = (clock_->now_ns() + offset) / kNsPerUs;
-    const auto since_us = g.util_last_seen_us != 0
-                              ? g.util_last_seen_us
-                              : static_cast<unsigned long long>(std::max<int64_t>(0, now_real_us - 1'000'000));
+    const int64_t from_us = g.util_newest_us != 0 ? static_cast<int64_t>(g.util_newest_us) - kUtilLookbackUs
+                                                  : now_real_us - 1'000'000;
+    const auto since_us = static_cast<unsigned long long>(std::max<int64_t>(0, from_us));
     unsigned count = 0;
     std::vector<nvmlProcessUtilizationSample_t> buf;
     nvmlReturn_t rc = api.device_get_process_utilization(g.handle, nullptr, &count, since_us);
@@ -856,11 +864,13 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
       std::sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) {
         return a.timeStamp != b.timeStamp ? a.timeStamp < b.timeStamp : a.pid < b.pid;
       });
-      unsigned long long newest_us = g.util_last_seen_us;
+      unsigned long long newest_us = std::max<unsigned long long>(g.util_newest_us, since_us);
       for (std::size_t k = 0; k < buf.size(); ++k) {
         const auto& p = buf[k];
-        if (p.timeStamp <= since_us) continue;  // already handed out
-        if (k > 0 && p.timeStamp == buf[k - 1].timeStamp && p.pid == buf[k - 1].pid) continue;
+        if (p.timeStamp <= since_us) continue;  // before the span asked for (a driver may return it)
+        auto [last, fresh] = g.util_last_us.try_emplace(p.pid, 0);
+        if (!fresh && p.timeStamp <= last->second) continue;  // handed out already
+        last->second = p.timeStamp;
         newest_us = std::max(newest_us, p.timeStamp);
         ProcessUsage& u = by_pid[p.pid];
         u.pid = p.pid;
@@ -872,12 +882,17 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
         u.dec_util_pct = p.decUtil;
         u.util_t_ns = t_ns;
       }
-      g.util_last_seen_us = std::max(newest_us, since_us);
+      g.util_newest_us = newest_us;
     } else if (rc == NVML_ERROR_NOT_FOUND) {
-      if (g.util_last_seen_us == 0) g.util_last_seen_us = since_us;  // looks back no further than the first query
+      if (g.util_newest_us == 0) g.util_newest_us = since_us;  // looks back no further than the first query
     } else if (!err) {
       err = lib_->error("nvmlDeviceGetProcessUtilization", rc, g.id);
     }
+    // A process without a sample in twice the look-back has stopped or idles: its entry goes (a
+    // sample of it that comes later is newer than any it had).
+    std::erase_if(g.util_last_us, [&](const auto& kv) {
+      return static_cast<int64_t>(kv.second) < static_cast<int64_t>(g.util_newest_us) - 2 * kUtilLookbackUs;
+    });
   } else if (!err) {
     err = missing_fn(*lib_, "nvmlDeviceGetProcessUtilization", g.id);
   }

@@ -482,6 +482,38 @@ TEST(NvmlSensor, ProcessUtilizationSamplesComeBackOnceEach) {
   for (const auto& x : all) EXPECT_TRUE(x.sm_util_pct == 40 || x.sm_util_pct == 80) << x.sm_util_pct;
 }
 
+// The driver keeps each process on its own schedule: a sample of one process may be published
+// after a newer sample of another was handed out. None is lost and none comes back twice.
+TEST(NvmlSensor, ASampleOfOneProcessPublishedAfterANewerOneOfAnotherIsKept) {
+  FakeNvml fake("gpus=1\ngpu.*.process_sample_ms=50\ngpu.*.processes=7:40:0:1000;8:20:0:1000\n"
+                "gpu.*.process_lag_ms=8:120\n");
+  auto s = open_ok(fake.options());
+  ASSERT_TRUE(s);
+  std::map<unsigned, std::vector<int64_t>> t_ns;
+  auto& clock = MonotonicClock::instance();
+  int64_t last_query_ns = 0;
+  for (int k = 0; k < 12; ++k) {
+    Status st;
+    last_query_ns = clock.now_ns();
+    for (const auto& u : s->processes(0, &st))
+      for (const auto& x : u.sm_samples) t_ns[u.pid].push_back(x.t_ns);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  ASSERT_EQ(t_ns.size(), 2u);
+  for (const auto& [pid, ts] : t_ns) {
+    ASSERT_GE(ts.size(), 8u) << "pid " << pid;
+    // Up to the last query, less the publication lag and two periods.
+    EXPECT_GT(ts.back(), last_query_ns - (pid == 8 ? 120'000'000 : 0) - 100'000'000)
+        << "pid " << pid << ": its newest samples never came back";
+    for (std::size_t i = 1; i < ts.size(); ++i) {
+      EXPECT_GT(ts[i], ts[i - 1]) << "pid " << pid << ": sample " << i << " twice or out of order";
+      // Every period has a sample: 50 ms apart (us stamps, the offset read per query).
+      EXPECT_LT(std::llabs(ts[i] - ts[i - 1] - 50'000'000), 2'000'000) << "pid " << pid << ": a sample lost";
+    }
+  }
+}
+
 TEST(NvmlSensor, PowerUsageStandsInOnlyForTheReadingItIs) {
   FakeNvml fake("gpus=1\ngpu.*.average_field=0\ngpu.*.instant_field=0\ngpu.*.arch=9\n");
   auto s = open_ok(fake.options());

@@ -17,6 +17,8 @@
 //     process_sample_ms (the per-process utilization sample period, 1000/6 as NVML's shortest)|
 //     process_cycle (pid:sm,sm,...;...: that pid's SM % of successive sample periods, cycling, as
 //       a load periodic against the sample grid draws; instead of its `processes` sm)|
+//     process_lag_ms (pid:ms;...: that pid's samples are published this long after their
+//       timestamp, as a driver that keeps each process on its own schedule)|
 //     instant_power_w (the instant power field's value, as a 25 ms window that a periodic load
 //       aliases reads; default 1 W below power_w)|
 //     (a pid written @FILE is the pid in FILE, when it exists)|
@@ -531,6 +533,14 @@ std::vector<Proc> running(const FakeGpu* g) {
   }
   return out;
 }
+// How long after its timestamp a sample of `pid` is published (process_lag_ms), us.
+long long publish_lag_us(const FakeGpu* g, unsigned pid) {
+  for (const auto& p : split(g->s("process_lag_ms", ""), ';')) {
+    const auto f = split(p, ':');
+    if (f.size() == 2 && std::stoul(f[0]) == pid) return std::llround(std::stod(f[1]) * 1000.0);
+  }
+  return 0;
+}
 // The SM % of `pid` in the sample period with grid index `j`: its process_cycle entry, else its
 // `processes` value.
 unsigned cycle_sm(const FakeGpu* g, unsigned pid, unsigned sm, long long j) {
@@ -560,6 +570,7 @@ nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProce
     for (const auto& p : procs_all(g)) {
       const unsigned sm = cycle_sm(g, p.pid, p.sm, j);
       if (sm == 0 && p.mem == 0) continue;  // zero utilization over the period: no sample
+      if (ts + publish_lag_us(g, p.pid) > now) continue;  // not published yet
       avail.push_back(nvmlProcessUtilizationSample_t{p.pid, static_cast<unsigned long long>(ts), sm, p.mem, 0, 0});
     }
   }
