@@ -16,7 +16,9 @@
 # Run from the repository root on the device machine, with a release build carried:
 #   (here)   cmake --preset release && cmake --build --preset release --target wattlab
 #   (device) run(command="bash scripts/device/per_process_h200.sh", carry=["build/release"], timeout_s=600)
-# Output under $OUT: per-process.tgz (every JSON, log and the metrics scrape) and summary.md.
+# Output under $OUT: per-process.tgz (every JSON, log, the metrics scrape and the driver's
+# per-process samples beside each load: trace_<run>.csv, python/bench/nvml_process_trace.py) and
+# summary.md (the checks, then each trace's summary).
 # Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.6), DUTY_B (0.2; together under 1, so the loads rarely wait on each other), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -79,8 +81,18 @@ IDLE_W=$("$PYTHON" -c "import json; j=json.load(open('$WORK/idle.json')); w=j['w
 echo "   idle power ${IDLE_W} W"
 IDLE_U=$("$PYTHON" -c "print(max(2.0, 0.05*$IDLE_W))")  # the floor moves with temperature: 5 %, at least 2 W
 
+# NVML's per-process utilization samples as the driver hands them out, beside each run that has
+# loads (python/bench/nvml_process_trace.py): the record the split's sample model is checked on.
+trace() {  # name, seconds
+  "$PYTHON" python/bench/nvml_process_trace.py record --out "$WORK/trace_$1.csv" --seconds "$2" \
+    > "$WORK/trace_$1.log" 2>&1 &
+  PIDS+=($!)
+}
+
 echo "2. each load alone, ${LOAD_S} s"
+trace alone_a "$((LOAD_S + 3))"
 run_json alone_a --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
+trace alone_b "$((LOAD_S + 3))"
 run_json alone_b --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N"
 
 echo "3. together: B as another tenant, A measured"
@@ -89,6 +101,7 @@ PIDS+=($!)
 for _ in $(seq 100); do [[ -s "$WORK/tenant_b.pid" ]] && break; sleep 0.1; done
 [[ -s "$WORK/tenant_b.pid" ]] || die "load B did not start (see tenant_b.log)"
 sleep 5  # B on the GPU before A starts
+trace together "$((LOAD_S + 3))"
 run_json together --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
 wait "${PIDS[-1]}" 2>/dev/null
 
@@ -97,6 +110,7 @@ echo "4. exporter: both loads outside wattlab serve"
   --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" > "$WORK/serve.log" 2>&1 &
 PIDS+=($!)
 sleep 3
+trace serve "$((LOAD_S + 2))"
 "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" > "$WORK/serve_a.pid" 2>&1 &
 PIDS+=($!)
 "$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N" > "$WORK/serve_b.pid" 2>&1 &
@@ -179,6 +193,14 @@ else:
     check(False, "the exporter exposes the board's energy, idle and unattributed counters")
 lines.append("")
 lines.append("RESULT: " + ("PASS" if ok else "FAIL"))
+# The driver's samples beside each run (not checked: the record the sample model is read from).
+import os, subprocess
+for name in ("alone_a", "alone_b", "together", "serve"):
+    path = f"{work}/trace_{name}.csv"
+    if os.path.exists(path):
+        r = subprocess.run([sys.executable, "python/bench/nvml_process_trace.py", "summarize", path],
+                           capture_output=True, text=True)
+        lines += ["", f"## NVML per-process samples during {name}", "", (r.stdout or r.stderr).rstrip()]
 open(f"{work}/summary.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 sys.exit(0 if ok else 1)
