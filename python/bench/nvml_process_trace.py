@@ -8,16 +8,18 @@ records every sample the driver hands back, with the wall time at which it was f
 those questions are answered from data, not assumed.
 
   record:    python3 nvml_process_trace.py record --out trace.csv --seconds 20 [--gpu 0] [--every-ms 100]
-             needs pynvml (the GPU machine has it); queries nvmlDeviceGetProcessUtilization with
-             lastSeenTimeStamp 0 (everything the driver keeps) every --every-ms and writes each
-             (pid, timestamp) once: query_us (CLOCK_REALTIME us of the query that first returned
-             it), pid, ts_us, sm, mem, enc, dec.
+             needs pynvml (the GPU machine has it); every --every-ms it queries
+             nvmlDeviceGetProcessUtilization twice: mode 0 with lastSeenTimeStamp 0 (everything the
+             driver keeps), mode 1 with the newest timestamp the previous mode-1 query returned (the
+             documented way to read "utilization since the previous query"). Every row returned is
+             written: query_us (CLOCK_REALTIME us of the query), mode, since_us (the
+             lastSeenTimeStamp passed), pid, ts_us, sm, mem, enc, dec.
   summarize: python3 nvml_process_trace.py summarize trace.csv
-             per pid: samples, spacing between successive samples (lower quartile, median, max),
-             publication lag (first seen minus timestamp: median, 95th percentile, max), how many
-             samples appeared after a newer sample of another pid had been seen, and SM-seconds
-             under two readings of a sample: over one period (the lower-quartile spacing) and over
-             the time since the same pid's previous sample.
+             per mode and pid: rows, the most rows one query returned (one per process, or a
+             history?), distinct timestamps and their spacing, publication lag (first seen minus
+             timestamp), how many timestamps were first seen after a newer one of another pid, and
+             SM-seconds under two readings of a row: over the time since the same pid's previous
+             timestamp, and (mode 1) over the span it was asked for (since_us to its timestamp).
 
 Exit 0 on success, 2 on bad input (a missing or malformed file, no pynvml for record).
 """
@@ -26,7 +28,7 @@ import csv
 import sys
 import time
 
-FIELDS = ["query_us", "pid", "ts_us", "sm", "mem", "enc", "dec"]
+FIELDS = ["query_us", "mode", "since_us", "pid", "ts_us", "sm", "mem", "enc", "dec"]
 
 
 def record(out, seconds, gpu, every_ms):
@@ -38,29 +40,31 @@ def record(out, seconds, gpu, every_ms):
     pynvml.nvmlInit()
     try:
         h = pynvml.nvmlDeviceGetHandleByIndex(gpu)
-        seen = set()
         rows = 0
+        since = {0: 0, 1: 0}  # per mode: the lastSeenTimeStamp passed
         end = time.monotonic() + seconds
         with open(out, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(FIELDS)
             while time.monotonic() < end:
-                q_us = int(time.time() * 1e6)
-                try:
-                    samples = pynvml.nvmlDeviceGetProcessUtilization(h, 0)
-                except pynvml.NVMLError as e:
-                    if "Not Found" not in str(e):
-                        print(f"nvml_process_trace: {e}", file=sys.stderr)
-                    samples = []
-                for s in samples:
-                    key = (s.pid, s.timeStamp)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    w.writerow([q_us, s.pid, s.timeStamp, s.smUtil, s.memUtil, s.encUtil, s.decUtil])
-                    rows += 1
+                # Mode 0 asks for everything the driver keeps (lastSeenTimeStamp 0); mode 1 for what
+                # is newer than the newest timestamp the previous mode-1 query returned.
+                for mode in (0, 1):
+                    q_us = int(time.time() * 1e6)
+                    try:
+                        samples = pynvml.nvmlDeviceGetProcessUtilization(h, since[mode])
+                    except pynvml.NVMLError as e:
+                        if "Not Found" not in str(e):
+                            print(f"nvml_process_trace: {e}", file=sys.stderr)
+                        samples = []
+                    for s in samples:
+                        w.writerow([q_us, mode, since[mode], s.pid, s.timeStamp, s.smUtil, s.memUtil, s.encUtil,
+                                    s.decUtil])
+                        rows += 1
+                    if mode == 1 and samples:
+                        since[1] = max(s.timeStamp for s in samples)
                 time.sleep(every_ms / 1000.0)
-        print(f"nvml_process_trace: {rows} samples in {seconds} s -> {out}")
+        print(f"nvml_process_trace: {rows} rows in {seconds} s -> {out}")
     finally:
         pynvml.nvmlShutdown()
     return 0
@@ -81,30 +85,41 @@ def summarize(path):
     if not rows:
         print(f"nvml_process_trace: {path} holds no samples", file=sys.stderr)
         return 2
-    rows.sort(key=lambda r: (r["query_us"], r["ts_us"]))
-    # A sample that first appeared after a newer sample of another pid had been seen.
-    newest_other = {}
-    late = {}
-    for r in rows:
-        newer = [t for p, t in newest_other.items() if p != r["pid"] and t > r["ts_us"]]
-        late[r["pid"]] = late.get(r["pid"], 0) + (1 if newer else 0)
-        newest_other[r["pid"]] = max(newest_other.get(r["pid"], 0), r["ts_us"])
-    span_s = (max(r["ts_us"] for r in rows) - min(r["ts_us"] for r in rows)) / 1e6
-    print(f"{len(rows)} samples over {span_s:.2f} s of timestamps")
-    print("| pid | samples | spacing ms (q25 / median / max) | lag ms (median / p95 / max) | late after another's newer |"
-          " SM-s over one period | SM-s since previous | SM share of the span (one period / since previous) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for pid in sorted({r["pid"] for r in rows}):
-        ts = sorted((r for r in rows if r["pid"] == pid), key=lambda r: r["ts_us"])
-        sp = [(b["ts_us"] - a["ts_us"]) / 1e3 for a, b in zip(ts, ts[1:])]
-        lag = [(r["query_us"] - r["ts_us"]) / 1e3 for r in ts]
-        period_ms = quantile(sp, 0.25) if sp else float("nan")
-        one = sum(r["sm"] / 100.0 * period_ms / 1e3 for r in ts[1:]) if sp else 0.0
-        since = sum(b["sm"] / 100.0 * s / 1e3 for b, s in zip(ts[1:], sp))
-        share = (f"{one / span_s:.3f} / {since / span_s:.3f}" if span_s > 0 else "n/a")
-        print(f"| {pid} | {len(ts)} | {period_ms:.1f} / {quantile(sp, 0.5):.1f} / {max(sp) if sp else float('nan'):.1f} |"
-              f" {quantile(lag, 0.5):.1f} / {quantile(lag, 0.95):.1f} / {max(lag):.1f} | {late.get(pid, 0)} |"
-              f" {one:.3f} | {since:.3f} | {share} |")
+    for mode, what in ((0, "lastSeenTimeStamp 0 (everything the driver keeps)"),
+                       (1, "lastSeenTimeStamp = the previous query's newest timestamp")):
+        m = sorted((r for r in rows if r["mode"] == mode), key=lambda r: (r["query_us"], r["ts_us"]))
+        if not m:
+            continue
+        queries = sorted({r["query_us"] for r in m})
+        span_s = (queries[-1] - queries[0]) / 1e6
+        print(f"mode {mode}, {what}: {len(m)} rows from {len(queries)} queries over {span_s:.2f} s")
+        print("| pid | rows | most rows in one query | distinct timestamps | spacing ms (q25 / median / max) |"
+              " lag ms (median / p95 / max) | first seen after another pid's newer | SM-s since previous |"
+              " SM-s over the query's span | share of the span (since previous / query span) |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for pid in sorted({r["pid"] for r in m}):
+            mine = [r for r in m if r["pid"] == pid]
+            per_query = {}
+            for r in mine:
+                per_query[r["query_us"]] = per_query.get(r["query_us"], 0) + 1
+            first = {}
+            for r in mine:
+                first.setdefault(r["ts_us"], r)
+            ts = sorted(first.values(), key=lambda r: r["ts_us"])
+            sp = [(b["ts_us"] - a["ts_us"]) / 1e3 for a, b in zip(ts, ts[1:])]
+            lag = [(r["query_us"] - r["ts_us"]) / 1e3 for r in ts]
+            # First seen while another pid already had a newer timestamp seen.
+            late = 0
+            for r in ts:
+                late += any(o["pid"] != pid and o["query_us"] < r["query_us"] and o["ts_us"] > r["ts_us"] for o in m)
+            since_prev = sum(b["sm"] / 100.0 * s / 1e3 for b, s in zip(ts[1:], sp))
+            over_span = sum(r["sm"] / 100.0 * max(0, r["ts_us"] - r["since_us"]) / 1e6 for r in ts[1:]) if mode else 0.0
+            share = f"{since_prev / span_s:.3f} / {over_span / span_s:.3f}" if span_s > 0 else "n/a"
+            print(f"| {pid} | {len(mine)} | {max(per_query.values())} | {len(ts)} |"
+                  f" {quantile(sp, 0.25):.1f} / {quantile(sp, 0.5):.1f} / {max(sp) if sp else float('nan'):.1f} |"
+                  f" {quantile(lag, 0.5):.1f} / {quantile(lag, 0.95):.1f} / {max(lag):.1f} | {late} |"
+                  f" {since_prev:.3f} | {over_span:.3f} | {share} |")
+        print()
     return 0
 
 

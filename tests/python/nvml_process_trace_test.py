@@ -30,41 +30,49 @@ def summary(path):
 class Summary(unittest.TestCase):
     def test_spacing_lag_late_and_sm_seconds(self):
         rows = []
-        # pid 7: a sample every 100 ms at 50 %, seen 10 ms after its timestamp.
-        for k in range(1, 11):
-            rows.append([k * 100_000 + 10_000, 7, k * 100_000, 50, 0, 0, 0])
-        # pid 8: a sample every other period (200 ms apart) at 100 %, seen 250 ms late: each one
+        # Mode 0 (lastSeenTimeStamp 0): pid 7 has a sample every 100 ms at 50 %, seen 10 ms after
+        # its timestamp, one per query; pid 8 one every 200 ms at 100 %, seen 250 ms late, so each
         # but the last (pid 7's samples end at the same timestamp) appears after a newer one of pid 7.
+        for k in range(1, 11):
+            rows.append([k * 100_000 + 10_000, 0, 0, 7, k * 100_000, 50, 0, 0, 0])
         for k in range(2, 11, 2):
-            rows.append([k * 100_000 + 250_000, 8, k * 100_000, 100, 0, 0, 0])
+            rows.append([k * 100_000 + 250_000, 0, 0, 8, k * 100_000, 100, 0, 0, 0])
+        # Mode 1: pid 7 asked from its previous timestamp, and the same sample returned twice by two
+        # queries (one row each, one distinct timestamp).
+        for k in range(1, 6):
+            rows.append([k * 200_000 + 20_000, 1, (k - 1) * 200_000, 7, k * 200_000, 40, 0, 0, 0])
+        rows.append([1_100_000, 1, 1_000_000, 7, 1_000_000, 40, 0, 0, 0])
         path = trace(rows)
         try:
             rc, out, _ = summary(path)
         finally:
             os.unlink(path)
         self.assertEqual(rc, 0)
-        lines = {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[2:-1]] for l in out.splitlines()
-                 if l.startswith("| 7 ") or l.startswith("| 8 ")}
-        self.assertEqual(lines["7"][0], "10")
-        self.assertEqual(lines["7"][1], "100.0 / 100.0 / 100.0")
-        self.assertEqual(lines["7"][2], "10.0 / 10.0 / 10.0")
-        self.assertEqual(lines["7"][3], "0")
-        self.assertEqual(lines["8"][0], "5")
-        self.assertEqual(lines["8"][1], "200.0 / 200.0 / 200.0")
-        self.assertEqual(lines["8"][2], "250.0 / 250.0 / 250.0")
-        self.assertEqual(lines["8"][3], "4")
-        # pid 7: 9 samples after the first, 0.5 x 0.1 s each under both readings.
-        self.assertEqual(lines["7"][4], "0.450")
-        self.assertEqual(lines["7"][5], "0.450")
-        # pid 8: 4 samples after the first: 0.2 s each over one (200 ms) period; 0.2 s since the previous.
-        self.assertEqual(lines["8"][4], "0.800")
-        self.assertEqual(lines["8"][5], "0.800")
+        modes = out.split("mode 1,")
+        self.assertEqual(len(modes), 2, out)
+
+        def table(text):
+            return {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[2:-1]] for l in text.splitlines()
+                    if l.startswith("| 7 ") or l.startswith("| 8 ")}
+        m0, m1 = table(modes[0]), table(modes[1])
+        self.assertEqual(m0["7"][:4], ["10", "1", "10", "100.0 / 100.0 / 100.0"])
+        self.assertEqual(m0["7"][4], "10.0 / 10.0 / 10.0")
+        self.assertEqual(m0["7"][5], "0")
+        self.assertEqual(m0["8"][:4], ["5", "1", "5", "200.0 / 200.0 / 200.0"])
+        self.assertEqual(m0["8"][4], "250.0 / 250.0 / 250.0")
+        self.assertEqual(m0["8"][5], "4")
+        # Since the previous timestamp: pid 7, 9 x 0.5 x 0.1 s; pid 8, 4 x 1.0 x 0.2 s.
+        self.assertEqual(m0["7"][6], "0.450")
+        self.assertEqual(m0["8"][6], "0.800")
+        # Mode 1: 6 rows, 5 distinct timestamps; over the asked span, 4 x 0.4 x 0.2 s.
+        self.assertEqual(m1["7"][:3], ["6", "1", "5"])
+        self.assertEqual(m1["7"][7], "0.320")
 
     def test_a_missing_or_malformed_file_exits_2(self):
         rc, _, err = summary("/nonexistent/trace.csv")
         self.assertEqual(rc, 2)
         self.assertIn("cannot read", err)
-        path = trace([["x", 1, 2, 3, 4, 5, 6]])
+        path = trace([["x", 0, 0, 1, 2, 3, 4, 5, 6]])
         try:
             rc, _, err = summary(path)
         finally:
