@@ -834,13 +834,11 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     err = missing_fn(*lib_, "nvmlDeviceGetComputeRunningProcesses_v3", g.id);
   }
 
-  // Utilization: every sample published since the previous query, each once. The driver keeps each
-  // process on its own schedule: on an H100 with two processes, a process's sample came back after
-  // a newer one of the other had been handed out, so a lastSeenTimeStamp at the newest sample
-  // handed out lost most of the slower process's samples. The query looks back kUtilLookbackUs
-  // before that newest sample (the first query one second before now), and samples are told apart
-  // per process: one not newer than that process's newest handed out is dropped. NOT_FOUND: no
-  // sample in that span.
+  // Utilization: every sample published since the previous query, each once. A process's sample
+  // may be published after a newer one of another process was handed out, so the query looks back
+  // kUtilLookbackUs before the newest sample handed out (the first query one second before now),
+  // and samples are told apart per process: one not newer than that process's newest handed out is
+  // dropped. NOT_FOUND: no sample in that span.
   if (api.device_get_process_utilization) {
     const int64_t offset = epoch_offset_ns();
     std::lock_guard util_lock(g.util_mu);
