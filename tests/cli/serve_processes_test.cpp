@@ -102,7 +102,7 @@ TEST(ServeProcesses, CountersAddUpToTheBoardsEnergy) {
   expect_adds_up(serve_fake_board([](const std::string&, int k) { return k >= 30; }), 7.0);  // 3 s
 }
 
-// As on an H100 with two periodic loads: the instant power field reads 450 W of the board's 300 W
+// Two periodic loads that fool the newest-sample view: the instant power field reads 450 W of the board's 300 W
 // (its 25 ms window catches the loads' busy phase), so an interval split before the counter has
 // published past it comes out 50 % high; and process 2 is busy in one 20 ms sample period of
 // every five (NVML leaves out the others), so its newest sample of the last second always reads
