@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
+#include <vector>
 
 namespace wattlab::cli {
 namespace {
@@ -36,35 +38,45 @@ void ServeProcesses::stop() {
   if (sampler_) sampler_->stop();
 }
 
-bool ServeProcesses::data_in(int64_t t_begin_ns, int64_t t_end_ns) const {
+std::optional<WindowResult> ServeProcesses::ready_estimate(int64_t t_begin_ns, int64_t t_end_ns) const {
   for (const auto& gpu : sampler_->gpu_ids())
-    if (sampler_->samples_until_ns(gpu) < t_end_ns) return false;
-  return rec_.meter().estimate(t_begin_ns, t_end_ns, "process split").final;
+    if (sampler_->samples_until_ns(gpu) < t_end_ns) return std::nullopt;
+  WindowResult w = rec_.meter().estimate(t_begin_ns, t_end_ns, "process split");
+  if (!w.final) return std::nullopt;
+  return w;
 }
 
-void ServeProcesses::split(int64_t t_begin_ns, int64_t t_end_ns) {
-  const WindowResult w = rec_.meter().estimate(t_begin_ns, t_end_ns, "process split");
+void ServeProcesses::split(const WindowResult& w) {
   const auto gpus = sampler_->gpu_ids();
   for (const auto& d : w.domains) {
     if (!d.available || std::find(gpus.begin(), gpus.end(), d.domain_id) == gpus.end()) continue;
     try {
-      counters_.add(sampler_->attribute(d.domain_id, t_begin_ns, t_end_ns, d.energy_j, d.uncertainty_j,
+      counters_.add(sampler_->attribute(d.domain_id, w.t_begin_ns, w.t_end_ns, d.energy_j, d.uncertainty_j,
                                         d.telemetry.mean_utilization_gpu_pct),
-                    t_end_ns);
+                    w.t_end_ns);
     } catch (const std::exception&) {
       // An interval the model refuses (an estimate below zero across a counter reset) is skipped;
       // the intervals counter shows how many were split.
     }
   }
-  if (span_begin_ns_.load() == 0) span_begin_ns_.store(t_begin_ns);
-  span_end_ns_.store(t_end_ns);
+  if (span_begin_ns_.load() == 0) span_begin_ns_.store(w.t_begin_ns);
+  span_end_ns_.store(w.t_end_ns);
 }
 
 void ServeProcesses::after_poll(int64_t t_ns) {
   if (last_t_ns_ != 0) pending_.add(last_t_ns_, t_ns);
   last_t_ns_ = t_ns;
-  for (const auto& i : pending_.take(t_ns, [this](int64_t a, int64_t b) { return data_in(a, b); }))
-    split(i.t_begin_ns, i.t_end_ns);
+  // The estimates that found an interval ready are the ones split, in the order take() asked; an
+  // interval taken after waiting out is estimated with what there is.
+  std::vector<WindowResult> ready;
+  const auto taken = pending_.take(t_ns, [&](int64_t a, int64_t b) {
+    auto w = ready_estimate(a, b);
+    if (w) ready.push_back(std::move(*w));
+    return w.has_value();
+  });
+  std::size_t k = 0;
+  for (const auto& i : taken)
+    split(i.waited_out ? rec_.meter().estimate(i.t_begin_ns, i.t_end_ns, "process split") : ready[k++]);
   counters_.forget(t_ns);
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,8 +31,10 @@ class ServeProcesses {
 
  private:
   void after_poll(int64_t t_ns);
-  bool data_in(int64_t t_begin_ns, int64_t t_end_ns) const;
-  void split(int64_t t_begin_ns, int64_t t_end_ns);
+  // The interval's estimate once its data is in (the counter published past its end, every
+  // process's samples past it); nullopt before.
+  std::optional<WindowResult> ready_estimate(int64_t t_begin_ns, int64_t t_end_ns) const;
+  void split(const WindowResult& w);
 
   Recording& rec_;
   ProcessOptions opt_;
