@@ -75,8 +75,6 @@ void ProcessSampler::add_samples(Gpu& g, const std::vector<ProcessUsage>& list) 
       g.samples.push_back(SmSample{u.pid, begin, x.t_ns, x.sm_util_pct});
       g.last_sample_t_ns[u.pid] = x.t_ns;
     }
-  std::stable_sort(g.samples.begin(), g.samples.end(),
-                   [](const SmSample& a, const SmSample& b) { return a.t_end_ns < b.t_end_ns; });
 }
 
 void ProcessSampler::poll() {

@@ -94,7 +94,7 @@ class ProcessSampler {
     std::string id;
     std::optional<std::size_t> meter_index;
     std::vector<ProcessPoll> polls;
-    std::vector<SmSample> samples;              // in time order of their ends
+    std::vector<SmSample> samples;              // as they arrived (the split needs no order)
     std::map<unsigned, int64_t> last_sample_t_ns;  // each pid's newest sample
     std::deque<int64_t> spacings_ns;            // recent spacings between a pid's successive samples
     int64_t samples_until_ns = INT64_MIN;
