@@ -863,8 +863,7 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
         return a.timeStamp != b.timeStamp ? a.timeStamp < b.timeStamp : a.pid < b.pid;
       });
       unsigned long long newest_us = std::max<unsigned long long>(g.util_newest_us, since_us);
-      for (std::size_t k = 0; k < buf.size(); ++k) {
-        const auto& p = buf[k];
+      for (const auto& p : buf) {
         if (p.timeStamp <= since_us) continue;  // before the span asked for (a driver may return it)
         auto [last, fresh] = g.util_last_us.try_emplace(p.pid, 0);
         if (!fresh && p.timeStamp <= last->second) continue;  // handed out already
