@@ -11,7 +11,9 @@ those questions are answered from data, not assumed.
              needs pynvml (the GPU machine has it); every --every-ms it queries
              nvmlDeviceGetProcessUtilization twice: mode 0 with lastSeenTimeStamp 0 (everything the
              driver keeps), mode 1 with the newest timestamp the previous mode-1 query returned (the
-             documented way to read "utilization since the previous query"). Every row returned is
+             documented way to read "utilization since the previous query"), mode 2 with the query's
+             own time less 1 s (one value per process over that second, or every sample in it?).
+             Every row returned is
              written: query_us (CLOCK_REALTIME us of the query), mode, since_us (the
              lastSeenTimeStamp passed), pid, ts_us, sm, mem, enc, dec.
   summarize: python3 nvml_process_trace.py summarize trace.csv
@@ -19,7 +21,8 @@ those questions are answered from data, not assumed.
              history?), distinct timestamps and their spacing, publication lag (first seen minus
              timestamp), how many timestamps were first seen after a newer one of another pid, and
              SM-seconds under two readings of a row: over the time since the same pid's previous
-             timestamp, and (mode 1) over the span it was asked for (since_us to its timestamp).
+             timestamp, and (modes 1 and 2) over the span it was asked for (since_us to its
+             timestamp); and the mean SM value of its rows.
 
 Exit 0 on success, 2 on bad input (a missing or malformed file, no pynvml for record).
 """
@@ -41,16 +44,19 @@ def record(out, seconds, gpu, every_ms):
     try:
         h = pynvml.nvmlDeviceGetHandleByIndex(gpu)
         rows = 0
-        since = {0: 0, 1: 0}  # per mode: the lastSeenTimeStamp passed
+        since = {0: 0, 1: 0, 2: 0}  # per mode: the lastSeenTimeStamp passed
         end = time.monotonic() + seconds
         with open(out, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(FIELDS)
             while time.monotonic() < end:
                 # Mode 0 asks for everything the driver keeps (lastSeenTimeStamp 0); mode 1 for what
-                # is newer than the newest timestamp the previous mode-1 query returned.
-                for mode in (0, 1):
+                # is newer than the newest timestamp the previous mode-1 query returned; mode 2 for
+                # the last second.
+                for mode in (0, 1, 2):
                     q_us = int(time.time() * 1e6)
+                    if mode == 2:
+                        since[2] = q_us - 1_000_000
                     try:
                         samples = pynvml.nvmlDeviceGetProcessUtilization(h, since[mode])
                     except pynvml.NVMLError as e:
@@ -86,7 +92,8 @@ def summarize(path):
         print(f"nvml_process_trace: {path} holds no samples", file=sys.stderr)
         return 2
     for mode, what in ((0, "lastSeenTimeStamp 0 (everything the driver keeps)"),
-                       (1, "lastSeenTimeStamp = the previous query's newest timestamp")):
+                       (1, "lastSeenTimeStamp = the previous query's newest timestamp"),
+                       (2, "lastSeenTimeStamp = the query's time less 1 s")):
         m = sorted((r for r in rows if r["mode"] == mode), key=lambda r: (r["query_us"], r["ts_us"]))
         if not m:
             continue
@@ -95,8 +102,8 @@ def summarize(path):
         print(f"mode {mode}, {what}: {len(m)} rows from {len(queries)} queries over {span_s:.2f} s")
         print("| pid | rows | most rows in one query | distinct timestamps | spacing ms (q25 / median / max) |"
               " lag ms (median / p95 / max) | first seen after another pid's newer | SM-s since previous |"
-              " SM-s over the query's span | share of the span (since previous / query span) |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              " SM-s over the query's span | share of the span (since previous / query span) | mean SM % of rows |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for pid in sorted({r["pid"] for r in m}):
             mine = [r for r in m if r["pid"] == pid]
             per_query = {}
@@ -118,7 +125,7 @@ def summarize(path):
             print(f"| {pid} | {len(mine)} | {max(per_query.values())} | {len(ts)} |"
                   f" {quantile(sp, 0.25):.1f} / {quantile(sp, 0.5):.1f} / {max(sp) if sp else float('nan'):.1f} |"
                   f" {quantile(lag, 0.5):.1f} / {quantile(lag, 0.95):.1f} / {max(lag):.1f} | {late} |"
-                  f" {since_prev:.3f} | {over_span:.3f} | {share} |")
+                  f" {since_prev:.3f} | {over_span:.3f} | {share} | {sum(r['sm'] for r in mine) / len(mine):.1f} |")
         print()
     return 0
 

@@ -66,6 +66,7 @@ class Summary(unittest.TestCase):
         self.assertEqual(m0["8"][6], "0.800")
         # Mode 1: 6 rows, 5 distinct timestamps; over the asked span, 4 x 0.4 x 0.2 s.
         self.assertEqual(m1["7"][:3], ["6", "1", "5"])
+        self.assertEqual((m0["7"][9], m0["8"][9], m1["7"][9]), ("50.0", "100.0", "40.0"))  # mean SM % of rows
         self.assertEqual(m1["7"][7], "0.320")
 
     def test_a_missing_or_malformed_file_exits_2(self):
