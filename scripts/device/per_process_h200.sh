@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # On the H200: checks the per-process split (docs/per-process.md) with two PyTorch processes of
-# known, different loads: bf16 matmul loops busy for a chosen share of every 100 ms (DUTY_A, DUTY_B).
+# known work: each runs a fixed number of bf16 matmuls every 100 ms (A enough to keep the GPU busy
+# about DUTY_A of it alone, B about DUTY_B) and logs how many it did. Both run the same matmul, so
+# the active energy divides as the matmuls done: that is the truth, also when the two loads wait
+# on each other (loads busy for a share of time instead do less work together than alone).
 #   1. idle:     `wattlab run -- sleep IDLE_S`: the board's idle power, passed on as --idle-power-w.
-#   2. alone:    each load alone under `wattlab run`: its active power (total minus idle), the truth
-#                the split is checked against.
+#   2. alone:    each load alone under `wattlab run`: its J per matmul (how well equal work means
+#                equal energy here; reported, not checked).
 #   3. together: load B started outside wattlab (another tenant), load A as the measured command:
 #                the command's tree must be A's pid, B must be among the other tenants, the parts must
-#                add up to the total, and each group's share of the active energy must agree with the
-#                alone runs' active powers within the split's own 95 % uncertainty.
+#                add up to the total, and each group's share of the active energy must agree with its
+#                matmuls in the window within the split's own 95 % uncertainty.
 #   4. exporter: both loads outside `wattlab serve`; /metrics must carry
-#                wattlab_gpu_process_energy_joules_total for both pids, the busier one larger, their
-#                ratio within a factor 1.5 of the together run's, and the per-process, idle and
-#                unattributed counters must add up to 85-101 % of the board's energy since the
-#                exporter started.
+#                wattlab_gpu_process_energy_joules_total for both pids, the busier one larger, each
+#                within its own 95 % uncertainty of its matmuls' share of the two, and, scraped once
+#                the split reaches to within 3 s of now, the per-process, idle and unattributed
+#                counters must add up to 85-101 % of the board's energy since the exporter started.
 # Run from the repository root on the device machine, with a release build carried:
 #   (here)   cmake --preset release && cmake --build --preset release --target wattlab
 #   (device) run(command="bash scripts/device/per_process_h200.sh", carry=["build/release"], timeout_s=600)
 # Output under $OUT: per-process.tgz (every JSON, log, the metrics scrape and the driver's
 # per-process samples beside each load: trace_<run>.csv, python/bench/nvml_process_trace.py) and
 # summary.md (the checks, then each trace's summary).
-# Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.6), DUTY_B (0.2; together under 1, so the loads rarely wait on each other), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
+# Knobs (environment): WATTLAB, PYTHON, DUTY_A (0.6), DUTY_B (0.2; together under 1, so both get their work done), LOAD_S (25), IDLE_S (10), N (8192), PORT (9477).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 FINAL_OUT="${OUT:-/tmp/wattlab-per-process-out}"
@@ -53,22 +56,36 @@ command -v nvidia-smi >/dev/null || die "no nvidia-smi: not a GPU machine"
 "$WATTLAB" sensors --device nvml > "$WORK/sensors.txt" 2>&1 || die "wattlab sensors --device nvml failed (see sensors.txt)"
 
 cat > "$WORK/load.py" <<'PY'
-# A bf16 matmul loop busy for `duty` of every 100 ms, for `seconds`; prints its pid first.
+# A bf16 matmul load of known work: every 100 ms, k matmuls (k from a timing at start, so that they
+# keep the GPU busy about `duty` of the period alone), then a sleep to the period's end, for
+# `seconds`. Prints its pid first; writes "wall_s matmuls" for every period (the start-up and
+# timing matmuls in the first line) to `log`. Two loads that wait on each other still do the same
+# work per period: the matmul counts, not the duty cycles, say how their SM time divides.
 import os, sys, time, torch
-duty, seconds, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+duty, seconds, n, log = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 print(os.getpid(), flush=True)
 a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+for _ in range(3):
+    torch.matmul(a, b)
 torch.cuda.synchronize()
-end = time.monotonic() + seconds
-while time.monotonic() < end:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 0.1 * duty:
-        torch.matmul(a, b)
+t0 = time.monotonic()
+for _ in range(10):
+    torch.matmul(a, b)
+torch.cuda.synchronize()
+k = max(1, round(duty * 0.1 / ((time.monotonic() - t0) / 10)))
+with open(log, "w") as f:
+    f.write(f"{time.time():.6f} 13\n")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        p0 = time.monotonic()
+        for _ in range(k):
+            torch.matmul(a, b)
         torch.cuda.synchronize()
-    rest = 0.1 - (time.monotonic() - t0)
-    if rest > 0:
-        time.sleep(rest)
+        f.write(f"{time.time():.6f} {k}\n")
+        rest = 0.1 - (time.monotonic() - p0)
+        if rest > 0:
+            time.sleep(rest)
 PY
 
 run_json() {  # name, args...: wattlab run --json $WORK/<name>.json ...
@@ -94,39 +111,55 @@ trace() {  # name, seconds
 
 echo "2. each load alone, ${LOAD_S} s"
 trace alone_a "$((LOAD_S + 3))"
-run_json alone_a --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
+run_json alone_a --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" "$WORK/work_alone_a.txt"
 trace alone_b "$((LOAD_S + 3))"
-run_json alone_b --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N"
+run_json alone_b --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N" "$WORK/work_alone_b.txt"
 
 echo "3. together: B as another tenant, A measured"
-"$PYTHON" "$WORK/load.py" "$DUTY_B" "$((LOAD_S + 15))" "$N" > "$WORK/tenant_b.pid" 2> "$WORK/tenant_b.log" &
+"$PYTHON" "$WORK/load.py" "$DUTY_B" "$((LOAD_S + 15))" "$N" "$WORK/work_tenant_b.txt" > "$WORK/tenant_b.pid" 2> "$WORK/tenant_b.log" &
 PIDS+=($!)
 for _ in $(seq 100); do [[ -s "$WORK/tenant_b.pid" ]] && break; sleep 0.1; done
 [[ -s "$WORK/tenant_b.pid" ]] || die "load B did not start (see tenant_b.log)"
 sleep 5  # B on the GPU before A starts
 trace together "$((LOAD_S + 3))"
-run_json together --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N"
+run_json together --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" -- "$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" "$WORK/work_together_a.txt"
 wait "${PIDS[-1]}" 2>/dev/null
 
 echo "4. exporter: both loads outside wattlab serve"
-"$WATTLAB" serve --device nvml --listen "127.0.0.1:$PORT" --duration-s "$((LOAD_S + 10))" --process-interval-ms 500 \
+SERVE_T0=$(date +%s.%N)
+"$WATTLAB" serve --device nvml --listen "127.0.0.1:$PORT" --duration-s "$((LOAD_S + 45))" --process-interval-ms 500 \
   --idle-power-w "$IDLE_W" --idle-power-u95-w "$IDLE_U" > "$WORK/serve.log" 2>&1 &
 PIDS+=($!)
 sleep 3
 trace serve "$((LOAD_S + 2))"
-"$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" > "$WORK/serve_a.pid" 2>&1 &
+"$PYTHON" "$WORK/load.py" "$DUTY_A" "$LOAD_S" "$N" "$WORK/work_serve_a.txt" > "$WORK/serve_a.pid" 2>&1 &
 PIDS+=($!)
-"$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N" > "$WORK/serve_b.pid" 2>&1 &
+"$PYTHON" "$WORK/load.py" "$DUTY_B" "$LOAD_S" "$N" "$WORK/work_serve_b.txt" > "$WORK/serve_b.pid" 2>&1 &
 PIDS+=($!)
 sleep "$((LOAD_S + 3))"
-"$PYTHON" -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$PORT/metrics', timeout=10).read().decode())" \
-  > "$WORK/metrics.txt" 2>&1 || die "scraping /metrics failed (see metrics.txt, serve.log)"
+# An interval is split once the counter and every publishing process's samples are past it: scrape
+# until the split intervals (500 ms each) reach to within 3 s of now, at most 30 s, so that the
+# split's sum is compared with the board's energy over (nearly) the same time.
+"$PYTHON" - "$PORT" "$SERVE_T0" "$WORK/metrics.txt" <<'PY' || die "scraping /metrics failed (see metrics.txt, serve.log)"
+import re, sys, time, urllib.request
+port, t0, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+deadline = time.time() + 30
+while True:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    m = re.search(r'^wattlab_gpu_process_split_intervals_total\{[^}]*gpu="0"[^}]*\} (\S+)$', text, re.M)
+    lag_s = time.time() - t0 - 0.5 * float(m.group(1)) if m else float("inf")
+    if lag_s <= 3 or time.time() > deadline:
+        break
+    time.sleep(1)
+open(out, "w").write(text + f"# scraped {time.time() - t0:.1f} s after the exporter started; the split lags {lag_s:.1f} s\n")
+PY
 
 "$PYTHON" - "$WORK" "$DUTY_A" "$DUTY_B" <<'PY'
 import json, re, sys
-work, duty_a, duty_b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+from datetime import datetime, timezone
+work_dir, duty_a, duty_b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 def load(name):
-    return json.load(open(f"{work}/{name}.json"))
+    return json.load(open(f"{work_dir}/{name}.json"))
 def active_w(name):
     j = load(name)
     pp = [g for g in j.get("per_process", []) if g["gpu"] == "gpu:0"]
@@ -135,14 +168,26 @@ def active_w(name):
     idle = pp[0]["idle"]["energy_j"] if pp else 0
     return (d["energy_j"] - idle) / w["dur_s"], d
 lines, ok = ["# Per-process split on the H200", "",
-             f"loads: A busy {duty_a:.0%}, B busy {duty_b:.0%} of every 100 ms (bf16 matmul)", ""], True
+             f"loads: bf16 matmuls, a fixed number every 100 ms: A's keep the GPU busy about {duty_a:.0%} of it alone, B's {duty_b:.0%}", ""], True
+def work(name):  # [(wall_s, matmuls)] of one load's periods
+    return [(float(t), int(k)) for t, k in (l.split() for l in open(f"{work_dir}/work_{name}.txt") if l.strip())]
+def window_wall(j):  # the run window's wall-clock span
+    t0 = datetime.strptime(j["start_utc"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    w = j["windows"][0]
+    return t0 + (w["t_begin_ns"] - j["start_t_ns"]) * 1e-9, t0 + (w["t_end_ns"] - j["start_t_ns"]) * 1e-9
 pa, _ = active_w("alone_a"); pb, _ = active_w("alone_b")
 lines.append(f"alone: active power A {pa:.1f} W, B {pb:.1f} W (total minus idle)")
+for name in ("alone_a", "alone_b"):
+    j = load(name)
+    g1 = [g for g in j["per_process"] if g["gpu"] == "gpu:0"][0] if "per_process" in j else None
+    c = sum(k for _, k in work(name))
+    if g1:
+        lines.append(f"alone {name[-1].upper()}: {c} matmuls, {g1['active_j']:.1f} J active: {g1['active_j'] / c:.3f} J per matmul")
 t = load("together")
 if "per_process" not in t:
     print("FAILED: the together run has no per_process section", file=sys.stderr); sys.exit(1)
 g = [g for g in t["per_process"] if g["gpu"] == "gpu:0"][0]
-pid_b = int(open(f"{work}/tenant_b.pid").read().split()[0])
+pid_b = int(open(f"{work_dir}/tenant_b.pid").read().split()[0])
 procs = {p["pid"]: p for p in g["processes"]}
 tree = [p for p in g["processes"] if p["in_command_tree"]]
 def check(cond, text):
@@ -156,29 +201,38 @@ check(abs(parts - g["total"]["energy_j"]) <= 1e-6 * g["total"]["energy_j"], f"pa
 rel_total = g["total"]["u95_j"] / g["total"]["energy_j"]
 rel_tree = g["command_tree"]["u95_j"] / max(g["command_tree"]["energy_j"], 1e-9)
 check(rel_tree > rel_total, f"the split's uncertainty is wider: {rel_tree:.2%} vs the total's {rel_total:.2%}")
+# The truth: both loads run the same matmul, so the active energy divides as the matmuls done in
+# the window (A's all; B's periods that ended inside it). The alone runs' J per matmul say how
+# well equal work means equal energy here.
+wb, we = window_wall(t)
+ca = sum(k for _, k in work("together_a"))
+cb = sum(k for ts, k in work("tenant_b") if wb <= ts <= we)
 active = g["active_j"]
-expect_tree = active * pa / (pa + pb)
-got_tree = g["command_tree"]["energy_j"]
-u = g["command_tree"]["u95_j"]
-lines.append(f"together: active {active:.1f} J; A's share {got_tree:.1f} J ± {u:.1f} J, from the alone runs {expect_tree:.1f} J "
-             f"(deviation {100*(got_tree-expect_tree)/max(expect_tree,1e-9):+.1f} %); unattributed {g['unattributed']['energy_j']:.1f} J "
-             f"({g['unattributed']['busy_share']:.1%} of busy time)")
-check(abs(got_tree - expect_tree) <= u, "A's share agrees with the alone runs within its 95 % uncertainty")
+for label, part, c in (("A (the command's tree)", g["command_tree"], ca), ("B (the other tenant)", g["other_tenants"], cb)):
+    expect = active * c / max(ca + cb, 1)
+    lines.append(f"together: {label}: {c} matmuls of {ca + cb}; its share {part['energy_j']:.1f} J ± {part['u95_j']:.1f} J, "
+                 f"from the matmuls {expect:.1f} J (deviation {100 * (part['energy_j'] - expect) / max(expect, 1e-9):+.1f} %)")
+    check(abs(part["energy_j"] - expect) <= part["u95_j"], f"{label}'s share agrees with its matmuls within its 95 % uncertainty")
+lines.append(f"together: active {active:.1f} J; unattributed {g['unattributed']['energy_j']:.1f} J "
+             f"({g['unattributed']['busy_share']:.1%} of busy time); duty-cycle ratio A/B {duty_a / duty_b:.2f}, "
+             f"matmul ratio {ca / max(cb, 1):.2f}")
 # Exporter
-m = open(f"{work}/metrics.txt").read()
-sa = int(open(f"{work}/serve_a.pid").read().split()[0]); sb = int(open(f"{work}/serve_b.pid").read().split()[0])
-def counter(pid):
-    r = re.search(r'^wattlab_gpu_process_energy_joules_total\{[^}]*gpu="0",pid="%d",[^}]*\} (\S+)$' % pid, m, re.M)
+m = open(f"{work_dir}/metrics.txt").read()
+sa = int(open(f"{work_dir}/serve_a.pid").read().split()[0]); sb = int(open(f"{work_dir}/serve_b.pid").read().split()[0])
+def counter(name, pid):
+    r = re.search(r'^%s\{[^}]*gpu="0",pid="%d",[^}]*\} (\S+)$' % (name, pid), m, re.M)
     return float(r.group(1)) if r else None
-ea, eb = counter(sa), counter(sb)
+ea, eb = counter("wattlab_gpu_process_energy_joules_total", sa), counter("wattlab_gpu_process_energy_joules_total", sb)
+ua, ub = counter("wattlab_gpu_process_energy_u95_joules", sa), counter("wattlab_gpu_process_energy_u95_joules", sb)
 check(ea is not None and eb is not None, f"the exporter has a counter for both pids ({sa}: {ea} J, {sb}: {eb} J)")
 if ea is not None and eb is not None:
     check(ea > eb, "the busier load has the larger counter")
-    tb = g["command_tree"]["energy_j"] / max(g["other_tenants"]["energy_j"], 1e-9)
-    lines.append(f"exporter: A/B = {ea/max(eb,1e-9):.2f}, the together run's A/B {tb:.2f}, alone runs' active power ratio {pa/pb:.2f}")
-    # Both runs hold the same two loads side by side: their ratios agree within a factor of 1.5
-    # (separate runs; the loads' waiting on each other varies).
-    check(tb / 1.5 <= ea / max(eb, 1e-9) <= tb * 1.5, "the exporter's A/B is within a factor 1.5 of the together run's")
+    ka, kb = sum(k for _, k in work("serve_a")), sum(k for _, k in work("serve_b"))
+    lines.append(f"exporter: A/B = {ea / max(eb, 1e-9):.2f}; matmuls A {ka}, B {kb} (ratio {ka / max(kb, 1):.2f})")
+    for label, e, u, c in (("A", ea, ua, ka), ("B", eb, ub, kb)):
+        expect = (ea + eb) * c / max(ka + kb, 1)
+        lines.append(f"exporter: {label} {e:.1f} J ± {u or 0:.1f} J, from the matmuls {expect:.1f} J of the two loads' {ea + eb:.1f} J")
+        check(u is not None and abs(e - expect) <= u, f"the exporter's {label} agrees with its matmuls within its 95 % uncertainty")
 def gauge(name):
     r = re.search(r'^%s\{[^}]*gpu="0"[^}]*\} (\S+)$' % name, m, re.M)
     return float(r.group(1)) if r else None
@@ -199,12 +253,12 @@ lines.append("RESULT: " + ("PASS" if ok else "FAIL"))
 # The driver's samples beside each run (not checked: the record the sample model is read from).
 import os, subprocess
 for name in ("alone_a", "alone_b", "together", "serve"):
-    path = f"{work}/trace_{name}.csv"
+    path = f"{work_dir}/trace_{name}.csv"
     if os.path.exists(path):
         r = subprocess.run([sys.executable, "python/bench/nvml_process_trace.py", "summarize", path],
                            capture_output=True, text=True)
         lines += ["", f"## NVML per-process samples during {name}", "", (r.stdout or r.stderr).rstrip()]
-open(f"{work}/summary.md", "w").write("\n".join(lines) + "\n")
+open(f"{work_dir}/summary.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 sys.exit(0 if ok else 1)
 PY
