@@ -14,8 +14,9 @@
 #   4. exporter: both loads outside `wattlab serve`; /metrics must carry
 #                wattlab_gpu_process_energy_joules_total for both pids, the busier one larger, each
 #                within its own 95 % uncertainty of its matmuls' share of the two, and, scraped once
-#                the split reaches to within 3 s of now, the per-process, idle and unattributed
-#                counters must add up to 85-101 % of the board's energy since the exporter started.
+#                the split reaches to within 3 s of now (wattlab_gpu_process_split_age_seconds), the
+#                per-process, idle and unattributed counters must add up to 85-101 % of the board's
+#                energy since the exporter started.
 # Run from the repository root on the device machine, with a release build carried:
 #   (here)   cmake --preset release && cmake --build --preset release --target wattlab
 #   (device) run(command="bash scripts/device/per_process_h200.sh", carry=["build/release"], timeout_s=600)
@@ -138,16 +139,16 @@ PIDS+=($!)
 PIDS+=($!)
 sleep "$((LOAD_S + 3))"
 # An interval is split once the counter and every publishing process's samples are past it: scrape
-# until the split intervals (500 ms each) reach to within 3 s of now, at most 30 s, so that the
-# split's sum is compared with the board's energy over (nearly) the same time.
+# until the split reaches to within 3 s of now (wattlab_gpu_process_split_age_seconds), at most 30 s,
+# so that the split's sum is compared with the board's energy over (nearly) the same time.
 "$PYTHON" - "$PORT" "$SERVE_T0" "$WORK/metrics.txt" <<'PY' || die "scraping /metrics failed (see metrics.txt, serve.log)"
 import re, sys, time, urllib.request
 port, t0, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 deadline = time.time() + 30
 while True:
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    m = re.search(r'^wattlab_gpu_process_split_intervals_total\{[^}]*gpu="0"[^}]*\} (\S+)$', text, re.M)
-    lag_s = time.time() - t0 - 0.5 * float(m.group(1)) if m else float("inf")
+    m = re.search(r'^wattlab_gpu_process_split_age_seconds\{[^}]*gpu="0"[^}]*\} (\S+)$', text, re.M)
+    lag_s = float(m.group(1)) if m else float("inf")
     if lag_s <= 3 or time.time() > deadline:
         break
     time.sleep(1)

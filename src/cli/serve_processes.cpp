@@ -80,7 +80,9 @@ void ServeProcesses::after_poll(int64_t t_ns) {
   counters_.forget(t_ns);
 }
 
-std::string ServeProcesses::format(const std::string& host) const { return counters_.format(host); }
+std::string ServeProcesses::format(const std::string& host) const {
+  return counters_.format(host, rec_.clock().now_ns());
+}
 
 std::pair<int64_t, int64_t> ServeProcesses::split_span_ns() const { return {span_begin_ns_.load(), span_end_ns_.load()}; }
 

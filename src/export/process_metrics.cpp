@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "export/live.h"
 #include "export/prometheus.h"
 
@@ -32,6 +34,7 @@ void ProcessEnergyCounters::add(const GpuAttribution& a, int64_t t_ns) {
   g.unattributed_j += a.split.unattributed_energy_j;
   g.unattributed_u95_j += a.split.unattributed_uncertainty_j;
   ++g.intervals;
+  g.end_ns = std::max(g.end_ns, t_ns);
   for (const auto& r : a.rows) {
     Series& s = series_[{a.gpu_id, r.pid}];
     if (s.last_t_ns == 0 || !r.comm.empty()) {  // labels as first read; a gone process keeps them
@@ -56,10 +59,10 @@ std::size_t ProcessEnergyCounters::series() const {
   return series_.size();
 }
 
-std::string ProcessEnergyCounters::format(const std::string& host) const {
+std::string ProcessEnergyCounters::format(const std::string& host, std::optional<int64_t> now_ns) const {
   std::lock_guard lk(mu_);
   if (gpus_.empty()) return "";
-  std::string energy, u95, idle, idle_u, unattr, unattr_u, intervals;
+  std::string energy, u95, idle, idle_u, unattr, unattr_u, intervals, age;
   for (const auto& [key, s] : series_) {
     const std::string l = gpu_labels(host, key.first) + "," + label("pid", std::to_string(key.second)) + "," +
                           label("comm", s.comm) + "," + label("container", s.container) + "," + label("pod", s.pod) +
@@ -74,6 +77,9 @@ std::string ProcessEnergyCounters::format(const std::string& host) const {
     unattr += fmt::format("wattlab_gpu_unattributed_energy_joules_total{{{}}} {}\n", l, g.unattributed_j);
     unattr_u += fmt::format("wattlab_gpu_unattributed_energy_u95_joules{{{}}} {}\n", l, g.unattributed_u95_j);
     intervals += fmt::format("wattlab_gpu_process_split_intervals_total{{{}}} {}\n", l, g.intervals);
+    if (now_ns)
+      age += fmt::format("wattlab_gpu_process_split_age_seconds{{{}}} {}\n", l,
+                         static_cast<double>(std::max<int64_t>(0, *now_ns - g.end_ns)) * 1e-9);
   }
   std::string out;
   family(out, "wattlab_gpu_process_energy_joules_total", "counter",
@@ -89,6 +95,10 @@ std::string ProcessEnergyCounters::format(const std::string& host) const {
   family(out, "wattlab_gpu_unattributed_energy_u95_joules", "gauge", "Sum of the unattributed share's 95 % uncertainties",
          unattr_u);
   family(out, "wattlab_gpu_process_split_intervals_total", "counter", "Intervals split per process", intervals);
+  family(out, "wattlab_gpu_process_split_age_seconds", "gauge",
+         "How long before now the newest split interval ends: the per-process, idle and unattributed counters cover "
+         "the board's energy up to then (an interval waits for the energy counter and the samples past its end)",
+         age);
   out += fmt::format(
       "# HELP wattlab_gpu_process_series_dropped_total Process series dropped after {} s without energy\n"
       "# TYPE wattlab_gpu_process_series_dropped_total counter\nwattlab_gpu_process_series_dropped_total{{{}}} {}\n",

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -22,8 +23,11 @@ class ProcessEnergyCounters {
   void add(const GpuAttribution& a, int64_t t_ns);
   // Drops the series of processes last credited more than forget_after_ns before t_ns.
   void forget(int64_t t_ns);
-  // The families, with HELP and TYPE; "" before the first interval. Thread-safe.
-  std::string format(const std::string& host) const;
+  // The families, with HELP and TYPE; "" before the first interval. With now_ns (the clock the
+  // intervals' ends are on), also each GPU's split age: how far behind now the newest split
+  // interval ends, so that a reader compares the counters with the board's energy up to there.
+  // Thread-safe.
+  std::string format(const std::string& host, std::optional<int64_t> now_ns = std::nullopt) const;
   std::size_t series() const;
 
  private:
@@ -35,6 +39,7 @@ class ProcessEnergyCounters {
   struct GpuTotals {
     double idle_j = 0, idle_u95_j = 0, unattributed_j = 0, unattributed_u95_j = 0;
     uint64_t intervals = 0;
+    int64_t end_ns = 0;  // the newest split interval's end
   };
   int64_t forget_after_ns_;
   mutable std::mutex mu_;

@@ -20,6 +20,7 @@ struct Served {
   std::string text;
   int64_t span_begin_ns = 0, span_end_ns = 0;  // the split intervals
   double board_j = -1, board_u95_j = 0;        // the meter's energy of gpu:0 over them
+  double age_lo_s = 0, age_hi_s = 0;           // now less the newest interval's end, around the last format
 };
 
 // A fake board at 300 W with processes 1 (70 % SM) and 2 (10 %), recorded with 60 W idle power and
@@ -43,8 +44,12 @@ Served serve_fake_board(Done done, const std::string& extra_script = "") {
     out.text = procs.format("h");
   }
   procs.stop();
+  const int64_t before_ns = rec.clock().now_ns();
   out.text = procs.format("h");
+  const int64_t after_ns = rec.clock().now_ns();
   std::tie(out.span_begin_ns, out.span_end_ns) = procs.split_span_ns();
+  out.age_lo_s = static_cast<double>(before_ns - out.span_end_ns) * 1e-9;
+  out.age_hi_s = static_cast<double>(after_ns - out.span_end_ns) * 1e-9;
   if (out.span_end_ns > out.span_begin_ns) {
     const WindowResult w = rec.meter().estimate(out.span_begin_ns, out.span_end_ns);
     for (const auto& d : w.domains)
@@ -93,6 +98,10 @@ void expect_adds_up(const Served& s, double a_over_b) {
   EXPECT_NEAR(sum, s.board_j, s.board_u95_j + 0.01 * s.board_j) << text;
   EXPECT_NEAR(s.board_j / span_s, 300, 15) << text;
   EXPECT_NEAR(a / b, a_over_b, 0.1 * a_over_b) << text;
+  // The split's age is how long before the scrape the newest split interval ends.
+  const double age = sample(text, "wattlab_gpu_process_split_age_seconds{host=\"h\",gpu=\"0\"}");
+  EXPECT_GE(age, s.age_lo_s - 1e-6) << text;
+  EXPECT_LE(age, s.age_hi_s + 1e-6) << text;
 }
 
 // Over the fake board's constant 300 W, the per-process, idle and unattributed counters add up to

@@ -79,6 +79,19 @@ TEST(ProcessEnergyCounters, AccumulatesAndLabelsEachProcess) {
             "wattlab_gpu_process_series_dropped_total{host=\"n1\"} 0\n");
 }
 
+// Given the time now, each GPU's split age is how long before it the newest split interval ends.
+TEST(ProcessEnergyCounters, SaysHowFarBehindNowTheSplitEnds) {
+  ProcessEnergyCounters c(60 * kS);
+  c.add(interval(200, 50), 1 * kS);
+  c.add(interval(300, 25), 2 * kS);
+  const std::string text = c.format("n1", 2 * kS + 1'500'000'000);
+  EXPECT_NE(text.find("# TYPE wattlab_gpu_process_split_age_seconds gauge\n"
+                      "wattlab_gpu_process_split_age_seconds{host=\"n1\",gpu=\"1\"} 1.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(c.format("n1").find("split_age"), std::string::npos);  // without the time, no age
+}
+
 TEST(ProcessEnergyCounters, ForgetsProcessesGoneForLongerThanTheForgetTime) {
   ProcessEnergyCounters c(60 * kS);
   c.add(interval(1, 1), 1 * kS);
