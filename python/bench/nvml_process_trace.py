@@ -9,13 +9,12 @@ those questions are answered from data, not assumed.
 
   record:    python3 nvml_process_trace.py record --out trace.csv --seconds 20 [--gpu 0] [--every-ms 100]
              needs pynvml (the GPU machine has it); every --every-ms it queries
-             nvmlDeviceGetProcessUtilization twice: mode 0 with lastSeenTimeStamp 0 (everything the
-             driver keeps), mode 1 with the newest timestamp the previous mode-1 query returned (the
-             documented way to read "utilization since the previous query"), mode 2 with the query's
-             own time less 1 s (one value per process over that second, or every sample in it?).
-             Every row returned is
-             written: query_us (CLOCK_REALTIME us of the query), mode, since_us (the
-             lastSeenTimeStamp passed), pid, ts_us, sm, mem, enc, dec.
+             nvmlDeviceGetProcessUtilization three times: mode 0 with lastSeenTimeStamp 0 (everything
+             the driver keeps), mode 1 with the newest timestamp the previous mode-1 query returned
+             (the documented way to read "utilization since the previous query"), mode 2 with the
+             query's own time less 1 s (one value per process over that second, or every sample in
+             it?). Every row returned is written: query_us (CLOCK_REALTIME us of the query), mode,
+             since_us (the lastSeenTimeStamp passed), pid, ts_us, sm, mem, enc, dec.
   summarize: python3 nvml_process_trace.py summarize trace.csv
              per mode and pid: rows, the most rows one query returned (one per process, or a
              history?), distinct timestamps and their spacing, publication lag (first seen minus
