@@ -3,7 +3,7 @@
 # known work: each runs a fixed number of bf16 matmuls every 100 ms (A enough to keep the GPU busy
 # about DUTY_A of it alone, B about DUTY_B) and logs how many it did. Both run the same matmul, so
 # the active energy divides as the matmuls done: that is the truth, also when the two loads wait
-# on each other (loads busy for a share of time instead do less work together than alone).
+# on each other (loads busy for a share of time instead may do less work together than alone).
 #   1. idle:     `wattlab run -- sleep IDLE_S`: the board's idle power, passed on as --idle-power-w.
 #   2. alone:    each load alone under `wattlab run`: its J per matmul (how well equal work means
 #                equal energy here; reported, not checked).
@@ -75,7 +75,7 @@ for _ in range(10):
     torch.matmul(a, b)
 torch.cuda.synchronize()
 k = max(1, round(duty * 0.1 / ((time.monotonic() - t0) / 10)))
-with open(log, "w") as f:
+with open(log, "w", buffering=1) as f:  # line by line: a killed load keeps its periods
     f.write(f"{time.time():.6f} 13\n")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
