@@ -834,11 +834,13 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     err = missing_fn(*lib_, "nvmlDeviceGetComputeRunningProcesses_v3", g.id);
   }
 
-  // Utilization: every sample published since the previous query, each once. A process's sample
-  // may be published after a newer one of another process was handed out, so the query looks back
-  // kUtilLookbackUs before the newest sample handed out (the first query one second before now),
-  // and samples are told apart per process: one not newer than that process's newest handed out is
-  // dropped. NOT_FOUND: no sample in that span.
+  // Utilization: every row published since the previous query, each once. A row is taken as one
+  // sample period of one process; whether the driver instead returns one average per process since
+  // lastSeenTimeStamp is not yet measured (docs/per-process.md, "Not covered"). A process's row may
+  // be published after a newer one of another process was handed out, so the query looks back
+  // kUtilLookbackUs before the newest row handed out (the first query one second before now), and
+  // rows are told apart per process: one not newer than that process's newest handed out is
+  // dropped. NOT_FOUND: no row in that span.
   if (api.device_get_process_utilization) {
     const int64_t offset = epoch_offset_ns();
     std::lock_guard util_lock(g.util_mu);
