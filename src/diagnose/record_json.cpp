@@ -61,7 +61,8 @@ std::string record_to_json(const ConfigRecord& r) {
   put("kv_cache_usage", x.kv_cache_usage);
   put("cpu_utilization", x.cpu_utilization);
   for (const auto& [k, v] : r.extra_json) j[k] = nlohmann::ordered_json::parse(v);
-  return j.dump();
+  // Text from a store or a file need not be UTF-8: such bytes become U+FFFD rather than an error.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace wattlab::diagnose

@@ -1,6 +1,7 @@
 // The store reader (wattlab's own measured runs -> configuration records) and the
 // reader-by-extension dispatch. Tag names and the mapping: docs/diagnose.md, docs/marks.md.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -111,17 +112,10 @@ std::optional<double> mean_over(const Energy& gpus, F field) {
 }
 
 std::string num_json(double v) { return fmt::format("{:.17g}", v); }
+// A JSON string for any bytes: a store's text (a window's name, a path) need not be UTF-8, and
+// bytes that are not become U+FFFD, so the record stays valid JSON.
 std::string str_json(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      o += fmt::format("\\u{:04x}", c);
-      continue;
-    }
-    o += c;
-  }
-  return o + "\"";
+  return nlohmann::ordered_json(s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 // One window -> one record, or the reason it cannot be one.

@@ -39,7 +39,8 @@ json finding_json(const dg::Finding& f) {
           {"summary", f.summary}, {"evidence", e}};
 }
 
-std::string dump(const json& j) { return j.dump(2) + "\n"; }
+// A task or model name from a store need not be UTF-8: such bytes become U+FFFD.
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
 

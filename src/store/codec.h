@@ -19,6 +19,7 @@ using store_json::Json;
 using store_json::strings_to_json;
 using store_json::devices_to_json;
 using store_json::sensor_model_to_json;
+using store_json::json_column_text;
 using store_json::kTelemetryFields;
 using store_json::kClockEventReasonsField;
 

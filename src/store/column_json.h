@@ -22,6 +22,10 @@ Json strings_to_json(const std::vector<std::string>& strings);
 Json devices_to_json(const std::vector<DeviceProperties>& devices);
 Json sensor_model_to_json(const SensorModel& model);
 
+// A column's JSON text. A command's arguments, a device's name or an issue need not be UTF-8;
+// such bytes become U+FFFD, so storing the run never fails on them.
+inline std::string json_column_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 struct TelemetryField {
   const char* name;  // column and JSON key; carries the unit
   std::optional<double> TelemetrySummary::*member;

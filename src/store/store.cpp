@@ -149,13 +149,13 @@ Result<RunId> Store::begin_run(const RunInfo& info) {
   if (!q) return q.error();
   auto tx = sqlite::Transaction::begin(impl_->db);
   if (!tx) return tx.error();
-  q->bind(1, store_detail::strings_to_json(info.command).dump())
+  q->bind(1, store_detail::json_column_text(store_detail::strings_to_json(info.command)))
       .bind(2, info.host)
       .bind(3, info.start_utc)
       .bind(4, info.start_t_ns)
       .bind(5, as_int(info.simulated))
       .bind(6, info.device_selection)
-      .bind(7, store_detail::devices_to_json(info.devices).dump())
+      .bind(7, store_detail::json_column_text(store_detail::devices_to_json(info.devices)))
       .bind(8, std::string_view(kVersion));
   if (auto s = q->run(); !s) return s.error();
   RunId run = impl_->db.last_insert_rowid();
@@ -195,7 +195,7 @@ Status Store::add_domains(RunId run, std::span<const Domain> domains) {
         .bind(7, d.scope)
         .bind(8, d.parent)
         .bind(9, as_int(d.simulated))
-        .bind(10, store_detail::sensor_model_to_json(d.model).dump());
+        .bind(10, store_detail::json_column_text(store_detail::sensor_model_to_json(d.model)));
     if (auto s = q->run(); !s) return s;
   }
   if (auto s = tx->commit(); !s) return s;
@@ -274,7 +274,7 @@ void bind_domain_energy(sqlite::Stmt& q, int64_t window_row, int64_t position, c
       .bind(12, d.cross_check_j)
       .bind(13, to_string(d.cross_check_estimator))
       .bind(14, static_cast<int64_t>(d.readings_used))
-      .bind(15, store_detail::strings_to_json(d.issues).dump());
+      .bind(15, store_detail::json_column_text(store_detail::strings_to_json(d.issues)));
   int index = 16;
   for (const auto& f : store_detail::kTelemetryFields) q.bind(index++, d.telemetry.*(f.member));
   if (d.telemetry.clock_event_reasons_seen)

@@ -237,6 +237,24 @@ TEST_F(StoreReaderTest, MissingTagsAreReasons) {
   EXPECT_TRUE(rejected(d, "window 'd'", "no 'tokens', 'images' or 'videos' count")) << all_rejected(d);
 }
 
+// Found by the fuzzer (fuzz/corpus/store/crash-window-name-not-utf8): a store's text need not be
+// UTF-8, and its record must still become valid JSON, with U+FFFD for the bytes that are not.
+TEST_F(StoreReaderTest, TextThatIsNotUtf8BecomesValidJson) {
+  auto st = Store::open(db_);
+  RunInfo info;
+  info.tags = {{"task", "t"}, {"model", "org/m\xff"}};
+  const RunId r = *st->begin_run(info);
+  ASSERT_TRUE(st->add_domains(r, std::vector<Domain>{domain("gpu:0", "NVIDIA H200", "gpu")}));
+  ASSERT_TRUE(st->add_window(r, window(1, "stea\xffy", 0, 2, 10, {{"tokens", 5}, {"requests", 1}},
+                                       {{"batch", "1"}, {"path", "p\xc3"}})));
+  const Dataset d = read_store(db_.string(), "t");
+  ASSERT_EQ(d.rows.size(), 1u) << all_rejected(d);
+  const auto j = nlohmann::json::parse(record_to_json(d.rows[0]));
+  EXPECT_EQ(j["wattlab_window"].get<std::string>(), "stea\xef\xbf\xbdy");
+  EXPECT_EQ(j["path"].get<std::string>(), "p\xef\xbf\xbd");
+  EXPECT_EQ(j["model_id"].get<std::string>(), "org/m\xef\xbf\xbd");
+}
+
 TEST_F(StoreReaderTest, TaskFilterAndRunTagsForTheWholeRun) {
   const Dataset d = read_store(db_.string(), "chat");
   ASSERT_EQ(d.rows.size(), 1u) << all_rejected(d);

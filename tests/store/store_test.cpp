@@ -333,5 +333,27 @@ TEST(StoreWrite, EndRunCompletesTheRun) {
   EXPECT_DOUBLE_EQ(*rec->dur_s(), 3.0);
 }
 
+// A command's arguments and a window's issues are bytes, not always UTF-8: the run is stored
+// anyway, with U+FFFD for the bytes that are not.
+TEST(StoreWrite, TextThatIsNotUtf8IsStoredWithReplacementCharacters) {
+  test::TempDir dir;
+  auto store = Store::open(dir.file("runs.db"));
+  ASSERT_TRUE(store.ok());
+  RunInfo info = test::sample_run_info();
+  info.command = {"echo", "a\xff" "b"};
+  auto run = store->begin_run(info);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  ASSERT_TRUE(store->add_domains(*run, std::vector<Domain>{test::sample_domain("gpu:0")}).ok());
+  WindowResult w = test::sample_window(1, "w", true);
+  for (auto& d : w.domains) d.issues = {"bad \xc3"};
+  ASSERT_TRUE(store->add_window(*run, w).ok());
+  auto rec = store->load_run(*run);
+  ASSERT_TRUE(rec.ok()) << rec.error().message();
+  EXPECT_EQ(rec->info.command.at(1), "a\xef\xbf\xbd" "b");
+  ASSERT_FALSE(rec->windows.empty());
+  ASSERT_FALSE(rec->windows[0].domains.empty());
+  EXPECT_EQ(rec->windows[0].domains[0].issues.at(0), "bad \xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace wattlab
