@@ -8,7 +8,7 @@ namespace {
 
 constexpr double kNs = 1e-9;
 const double kSqrt3 = std::sqrt(3.0);
-constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap held back (add_sample)
+constexpr int64_t kMaxSampleFill = 2;  // spacings of a sample-buffer gap filled (add_sample)
 constexpr int64_t kMaxInstantHold = 2;  // updates an instant power value is held back over (add_instant)
 // A counter step below this share of the integrated power's energy (less 4 sigma) is a reset the
 // reads did not see go back: the 4 sigma margin holds the power's own shape and noise error.
@@ -48,6 +48,7 @@ uint64_t mask_bits(double value) {
 Timeline::Timeline(const Domain& domain, std::size_t capacity)
     : counter_(std::max<std::size_t>(capacity / 16, 64)),
       samples_(capacity),
+      sample_fills_(std::max<std::size_t>(capacity / 4, 64)),
       instant_(capacity),
       failures_(4096),
       resets_(256) {
@@ -203,11 +204,19 @@ void Timeline::add_sample(const Reading& r) {
     // that the instant power shapes instead.
     if (r.value == last_sample_w_ && samples_noise_w_ > kMinNoiseForFrozenW) return;
     // The H200's buffer is not evenly spaced: 17.5% of 22,249 gaps were 22-45 ms at a nominal
-    // 20 ms (docs/results/gemm-h200.md). A gap up to kMaxSampleFill spacings is held back to the
-    // previous sample; without that, a hole broke coverage in nearly every window and the coarse
-    // instant power became the shape. Longer gaps stay holes (a missed stretch).
-    if (p.t0_ns - last.t1_ns <= kMaxSampleFill * samples_.spacing_ns) p.t0_ns = last.t1_ns;
-    p.t0_ns = std::max(p.t0_ns, last.t1_ns);
+    // 20 ms (docs/results/gemm-h200.md). A gap up to kMaxSampleFill spacings is filled; without
+    // that, a hole broke coverage in nearly every window and the coarse instant power became the
+    // shape. Longer gaps stay holes (a missed stretch). The power in the gap is unknown between
+    // the samples either side (where the load stepped inside it, anywhere from one to the other):
+    // the fill takes their middle, and its half range is an error of up to uniform spread that
+    // the estimates carry (fill_u_j). Holding the next sample back over the gap would put a step
+    // at the gap's start wherever it was: 11 J on a 700 W -> idle edge after a 40 ms gap.
+    const int64_t gap_ns = p.t0_ns - last.t1_ns;
+    if (gap_ns > 0 && gap_ns <= kMaxSampleFill * samples_.spacing_ns) {
+      samples_.pieces.push({last.t1_ns, p.t0_ns, 0.5 * (last.power_w + r.value)});
+      sample_fills_.push({last.t1_ns, p.t0_ns, std::abs(r.value - last.power_w)});
+    }
+    p.t0_ns = std::max(p.t0_ns, samples_.pieces.back().t1_ns);
   }
   samples_.pieces.push(p);
   last_sample_w_ = r.value;
@@ -308,7 +317,7 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
       const double k = dE / S;
       f = integrate(sl, p0.t_ns, t).energy_j / S;
       if (src == &samples_) {
-        e.u_shape_j = k * edge_u_j(raw, t, tol);
+        e.u_shape_j = k * std::hypot(edge_u_j(raw, t, tol), fill_u_j(p0.t_ns, p1.t_ns, t, 1 - f, f));
       } else {
         // The instant reading lags and sees a quarter of each period: a whole update's worth.
         double lo = raw.front().power_w, hi = lo;
@@ -356,7 +365,7 @@ Timeline::Integrated Timeline::integrate_power(int64_t a_ns, int64_t b_ns) const
     // Slice with a neighbour either side, so edge samples can be judged against them.
     const auto wide = src->slice(a_ns - 2 * src->spacing_ns, b_ns + 2 * src->spacing_ns);
     out.energy_j = integrate(resolve_steps(wide, tol), a_ns, b_ns).energy_j;
-    out.u_j = rss({edge_u_j(wide, a_ns, tol), edge_u_j(wide, b_ns, tol), noise});
+    out.u_j = rss({edge_u_j(wide, a_ns, tol), edge_u_j(wide, b_ns, tol), noise, fill_u_j(a_ns, b_ns, b_ns, 1, 1)});
     out.estimator = Estimator::integrated_samples;
   } else {
     // The instant reading sees a fraction of each period; what it misses is unknown within the
@@ -413,7 +422,8 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
     return w;
   };
   const double u_dE = rss({k * near_peak_w(p0.t_ns) * s0, k * near_peak_w(p1.t_ns) * s1, counter_res_j_});
-  double u_k = k * u_dE / dE;
+  // The samples' fills inside the span move S, and with it the scale.
+  double u_k = std::hypot(k * u_dE / dE, k * fill_u_j(p0.t_ns, p1.t_ns, p1.t_ns, 1, 1) / S);
   // The counter's edge times can be off by more than the grid claims, so also take the scale's
   // own scatter: the scales of the span's four quarters are independent estimates of k, and
   // their standard deviation over sqrt(4) is that of the whole span's.
@@ -433,6 +443,28 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   out.estimator = Estimator::samples_counter;
   *covered = true;
   return out;
+}
+
+double Timeline::fill_u_j(int64_t a_ns, int64_t b_ns, int64_t t_ns, double w_before, double w_after) const {
+  // A fill's energy error is uniform within +-(range * span / 2): 1 sigma is that over sqrt 3.
+  double u2 = 0;
+  const long i0 = last_at_or_before(sample_fills_, a_ns, [](const PowerPiece& p) { return p.t0_ns; });
+  for (std::size_t i = static_cast<std::size_t>(std::max(0L, i0)); i < sample_fills_.size(); ++i) {
+    const PowerPiece& g = sample_fills_[i];
+    if (g.t0_ns >= b_ns) break;
+    const int64_t lo = std::max(g.t0_ns, a_ns), hi = std::min(g.t1_ns, b_ns);
+    if (hi <= lo) continue;
+    // The range of the power around the gap, two spacings either side: under a load that
+    // changes faster than the gap is long, the samples next to it may agree while it held another level.
+    double range_w = g.power_w, p_lo = INFINITY, p_hi = -INFINITY;
+    for (const auto& q : samples_.slice(g.t0_ns - 2 * samples_.spacing_ns, g.t1_ns + 2 * samples_.spacing_ns))
+      p_lo = std::min(p_lo, q.power_w), p_hi = std::max(p_hi, q.power_w);
+    if (p_hi >= p_lo) range_w = std::max(range_w, p_hi - p_lo);
+    const double weight = hi <= t_ns ? w_before : lo >= t_ns ? w_after : 1.0;
+    const double u = weight * range_w * 0.5 * static_cast<double>(hi - lo) * kNs / kSqrt3;
+    u2 += u * u;
+  }
+  return std::sqrt(u2);
 }
 
 std::optional<double> Timeline::peak_power_w(int64_t a_ns, int64_t b_ns) const {

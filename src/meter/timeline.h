@@ -133,6 +133,11 @@ class Timeline {
   // than the power, the point's value was stale, and the points from t1 on take the counter's own
   // values again. Returns the energy taken back from them (0: not stale).
   double settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, const Integrated& power);
+  // 1 sigma (J) that the sample buffer's fills inside [a, b] put on an estimate: a fill's error
+  // counts w_before times when the fill ends by t, w_after times when it starts at t or later, and
+  // whole when it holds t. The energy before t between two counter points moves by (1 - f) of an
+  // error before t and f of one after; an integral over [a, b] by each error whole.
+  double fill_u_j(int64_t a_ns, int64_t b_ns, int64_t t_ns, double w_before, double w_after) const;
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
   double last_sample_w_ = -1;  // the newest sample taken (a repeat of it is a stuck buffer)
   int samples_since_noise_ = 0, instant_since_noise_ = 0;
@@ -145,6 +150,9 @@ class Timeline {
   RingBuffer<CounterPoint> counter_;
   std::optional<double> last_raw_;
   PieceSource samples_;
+  // The sample buffer's short gaps, each filled in samples_ by one piece at the middle of the
+  // samples either side: its span, and power_w the range (W) between those samples.
+  RingBuffer<PowerPiece> sample_fills_;
   PieceSource instant_;
   std::optional<Reading> last_instant_;
   int64_t instant_lag_ns_ = 0;

@@ -143,8 +143,7 @@ bool known_gap(const std::string& name) {
       "stuck_all_every150ms",
       "stuck_all_every2500ms",
       "stuck_energy_counter_j_every1000ms",
-      "stuck_energy_counter_j_every150ms",
-      "stuck_power_sample_w_every150ms"};
+      "stuck_energy_counter_j_every150ms"};
   return std::find(gaps.begin(), gaps.end(), name) != gaps.end();
 }
 
