@@ -1,4 +1,6 @@
 // Store: everything that reads runs back.
+#include <fmt/format.h>
+
 #include <map>
 #include <string>
 #include <utility>
@@ -123,7 +125,15 @@ Status load_windows(sqlite::Db& db, RunRecord& run) {
     if (!*row) return {};
     auto d = domain_energy_from_row(*r, 1);
     if (!d) return d.error();
-    run.windows[by_row.at(r->int64(0))].domains.push_back(std::move(*d));
+    // The join and the windows query disagree only in a damaged file (an index that no longer
+    // matches its table).
+    const auto it = by_row.find(r->int64(0));
+    if (it == by_row.end())
+      return Error{ErrorKind::parse,
+                   fmt::format("run {}: a window_domains row names window_row {}, which the windows table does not list",
+                               run.run_id, r->int64(0)),
+                   "the database is damaged: check it with `sqlite3 FILE 'PRAGMA integrity_check'`"};
+    run.windows[it->second].domains.push_back(std::move(*d));
   }
 }
 

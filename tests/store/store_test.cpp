@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -135,6 +137,27 @@ TEST(StoreOpen, ATableThatLacksAColumnIsAParseErrorWhenRead) {
   auto run = store->load_run(1);
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.error().kind, ErrorKind::parse);
+}
+
+// Found by the fuzzer (fuzz/corpus/store/crash-window-domains-row-without-window): in a damaged
+// file the windows table and its join with window_domains disagree; loading the run is an error
+// that says so, not an exception.
+TEST(StoreOpen, AWindowResultWithoutItsWindowIsAParseError) {
+  const char* data = std::getenv("WATTLAB_TEST_DATA_DIR");
+  if (!data) GTEST_SKIP() << "WATTLAB_TEST_DATA_DIR is not set (CTest sets it)";
+  const auto file = std::filesystem::path(data) / ".." / ".." / "fuzz" / "corpus" / "store" /
+                    "crash-window-domains-row-without-window";
+  test::TempDir dir;
+  const auto path = dir.file("damaged.db");
+  std::filesystem::copy_file(file, path);
+  auto store = Store::open(path, OpenMode::read_only);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto runs = store->list_runs();
+  ASSERT_TRUE(runs.ok()) << runs.error().message();
+  std::string errors;
+  for (const auto& r : *runs)
+    if (auto run = store->load_run(r.run_id); !run.ok()) errors += run.error().message() + "\n";
+  EXPECT_NE(errors.find("which the windows table does not list"), std::string::npos) << errors;
 }
 
 TEST(StoreOpen, EmptyFileReadOnlyIsNotAStore) {
