@@ -83,8 +83,8 @@ std::string ProcessEnergyCounters::format(const std::string& host, std::optional
   }
   std::string out;
   family(out, "wattlab_gpu_process_energy_joules_total", "counter",
-         "GPU energy split to a process by its SM time after the idle share (a model, not yet checked on real GPUs: "
-         "docs/per-process.md)", energy);
+         "GPU energy split to a process by its SM time after the idle share (a model: on an H100 right for one process, "
+         "indicative only for processes sharing the GPU; docs/per-process.md)", energy);
   family(out, "wattlab_gpu_process_energy_u95_joules", "gauge",
          "Sum of the 95 % uncertainties of the intervals that make wattlab_gpu_process_energy_joules_total", u95);
   family(out, "wattlab_gpu_idle_energy_joules_total", "counter",

@@ -98,6 +98,15 @@ ProcessSplit split_energy(const SplitInput& in) {
     out.notes.push_back(fmt::format("process polls describe {:.1f} % of the interval; the rest is split alike",
                                     out.coverage * 100));
   if (pids.empty()) out.notes.push_back("no process was seen on the GPU: the active energy is unattributed");
+  // Measured on an H100 (docs/results/h100-checks.md): one process's SM utilization follows its
+  // work, but with two processes sharing the GPU the driver's per-process shares do not.
+  const auto sharing = std::count_if(sm_s.begin(), sm_s.end(), [](const auto& kv) { return kv.second > 0; });
+  if (sharing >= 2)
+    out.notes.push_back(fmt::format(
+        "{} processes used the SMs in this interval: NVML's per-process utilization does not follow each one's work "
+        "when processes share a GPU (on an H100, two loads whose work divided 69/31 were split 48/52), so the shares "
+        "between them are indicative only (docs/per-process.md)",
+        sharing));
 
   const double attributed_j = (1 - gap) * active_j;
   const double j_per_sm_s = sm_total_s > 0 ? attributed_j / sm_total_s : 0;

@@ -44,7 +44,8 @@ TEST(ProcessEnergyCounters, AccumulatesAndLabelsEachProcess) {
   c.add(second, 2 * kS);
   EXPECT_EQ(c.format("n1"),
             "# HELP wattlab_gpu_process_energy_joules_total GPU energy split to a process by its SM time after the idle "
-            "share (a model, not yet checked on real GPUs: docs/per-process.md)\n"
+            "share (a model: on an H100 right for one process, indicative only for processes sharing the GPU; "
+            "docs/per-process.md)\n"
             "# TYPE wattlab_gpu_process_energy_joules_total counter\n"
             "wattlab_gpu_process_energy_joules_total{host=\"n1\",gpu=\"1\",pid=\"7\",comm=\"python3\",container=\"\",pod=\"\","
             "slurm_job=\"99\"} 75\n"

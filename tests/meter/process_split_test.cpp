@@ -162,6 +162,24 @@ TEST(ProcessSplit, EverySampleCountsOverItsOwnPeriod) {
   EXPECT_NEAR(sum_of(s), 3000, 1e-9);
 }
 
+// Two processes with SM time: the split says their shares are indicative only (the driver's
+// per-process utilization does not follow each one's work on shared GPUs); one alone: no such note.
+TEST(ProcessSplit, ProcessesSharingTheGpuAreSaidToBeIndicative) {
+  auto has_note = [](const ProcessSplit& s) {
+    for (const auto& n : s.notes)
+      if (n.find("2 processes used the SMs") != std::string::npos && n.find("indicative only") != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(has_note(split_energy(base())));
+  SplitInput alone = base();
+  steady(alone, 10, {{11, 60.0}});
+  EXPECT_FALSE(has_note(split_energy(alone)));
+  SplitInput listed = base();
+  steady(listed, 10, {{11, 60.0}, {22, 0.0}});  // listed, but without SM time
+  EXPECT_FALSE(has_note(split_energy(listed)));
+}
+
 TEST(ProcessSplit, IdleAboveTheTotalIsClampedAndSaid) {
   SplitInput in = base();
   in.idle_power_w = 400;

@@ -834,10 +834,11 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
     err = missing_fn(*lib_, "nvmlDeviceGetComputeRunningProcesses_v3", g.id);
   }
 
-  // Utilization: every row published since the previous query, each once. A row is taken as one
-  // sample period of one process; whether the driver instead returns one average per process since
-  // lastSeenTimeStamp is not yet measured (docs/per-process.md, "Not covered"). A process's row may
-  // be published after a newer one of another process was handed out, so the query looks back
+  // Utilization: every row published since the previous query, each once. The driver returns one
+  // row per process, its newest, holding the process's average since lastSeenTimeStamp
+  // (docs/per-process.md, "What the driver does, measured"); a row is taken as one sample period
+  // of one process. A process's row may be published after a newer one of another process was
+  // handed out (the driver updates one process at a time), so the query looks back
   // kUtilLookbackUs before the newest row handed out (the first query one second before now), and
   // rows are told apart per process: one not newer than that process's newest handed out is
   // dropped. NOT_FOUND: no row in that span.
