@@ -209,8 +209,8 @@ void Timeline::add_sample(const Reading& r) {
     // shape. Longer gaps stay holes (a missed stretch). The power in the gap is unknown between
     // the samples either side (where the load stepped inside it, anywhere from one to the other):
     // the fill takes their middle, and its half range is an error of up to uniform spread that
-    // the estimates carry (fill_u_j). Holding the next sample back over the gap would put a step
-    // at the gap's start wherever it was: 11 J on a 700 W -> idle edge after a 40 ms gap.
+    // the estimates carry (fill_u_j). Holding the next sample back over the gap instead would put
+    // a step at the gap's start wherever in the gap it was.
     const int64_t gap_ns = p.t0_ns - last.t1_ns;
     if (gap_ns > 0 && gap_ns <= kMaxSampleFill * samples_.spacing_ns) {
       samples_.pieces.push({last.t1_ns, p.t0_ns, 0.5 * (last.power_w + r.value)});

@@ -36,8 +36,8 @@ Json part(double e, double u) { return Json{{"energy_j", e}, {"u95_j", u}}; }
 void print_process_split(std::ostream& out, const std::vector<GpuAttribution>& gpus) {
   if (gpus.empty()) return;
   out << "energy per process (a model: " << ProcessSplit::kModel
-      << "; ± is the 95 % uncertainty, each share's wider than the total's; checked on an H100: right for one process, indicative only for processes sharing the GPU: "
-         "docs/per-process.md)\n";
+      << "; ± is the 95 % uncertainty, each share's wider than the total's; checked on an H100: right for one "
+         "process, indicative only for processes sharing the GPU: docs/per-process.md)\n";
   for (const auto& a : gpus) {
     const ProcessSplit& s = a.split;
     out << fmt::format("{}  total {:.3f} J ± {:.3f} J, polls cover {:.1f} % of the window\n", a.gpu_id,
