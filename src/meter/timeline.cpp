@@ -1,6 +1,7 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace wattlab {
@@ -16,6 +17,12 @@ constexpr double kHiddenResetShare = 0.85;
 constexpr int64_t kHiddenResetMinUpdates = 4;  // shortest step checked, in counter updates
 // Below this reading noise (W, 1 sigma) equal successive samples can be real (a noiseless source).
 constexpr double kMinNoiseForFrozenW = 0.05;
+// A run of equal samples more unlikely than this by chance is a stuck buffer (stuck_run_samples).
+constexpr double kStuckRunChance = 1e-6;
+// The repeat chance is taken over the newest pieces, again every few samples: it follows the load
+// from busy (every sample new) to idle (a few values) within a second.
+constexpr std::size_t kRepeatChanceSamples = 64;
+constexpr int kRepeatChanceEvery = 16;
 
 // Whether a counter step of `delta_j` over `dt_ns` is far below what the samples say was drawn,
 // beyond their uncertainty and the energy that the points' timing (timing_s, both sigmas) may move.
@@ -193,16 +200,42 @@ double Timeline::settle_stale(int64_t t0_ns, int64_t t1_ns, double delta_j, cons
   return deficit_j;
 }
 
+int Timeline::stuck_run_samples() const {
+  // A run of k equal samples is a stuck buffer once chance explains it less than once in a
+  // million: p^(k-1) < 1e-6, p the chance that two samples agree to the last bit. Readings with
+  // continuous noise (the simulator's) never agree, p = 0 and k = 2; an H100's idle samples sit
+  // on a few values 0.08-0.32 W apart and agree a third of the time (k = 12 at p = 0.27).
+  if (!(sample_repeat_chance_ > 0)) return 2;
+  const double p = std::min(0.5, sample_repeat_chance_);
+  return 1 + std::max(1, static_cast<int>(std::ceil(std::log(kStuckRunChance) / std::log(p))));
+}
+
 void Timeline::add_sample(const Reading& r) {
+  if (!samples_.pieces.empty() && r.t_ns <= samples_.pieces.back().t1_ns) return;  // seen already
+  if (!held_repeats_.empty() && r.t_ns <= held_repeats_.back().t_ns) return;
+  // The very value of the previous sample, from a buffer whose readings carry noise: a repeat that
+  // chance explains is a measurement, a longer run (stuck_run_samples) a stuck buffer repeating
+  // itself. Repeats wait until the run ends or grows too long; a stuck run is left out: a hole
+  // that the instant power shapes instead.
+  if (r.value == last_sample_w_ && samples_noise_w_ > kMinNoiseForFrozenW) {
+    if (stuck_run_) return;
+    held_repeats_.push_back(r);
+    if (static_cast<int>(held_repeats_.size()) + 1 >= stuck_run_samples()) {
+      held_repeats_.clear();
+      stuck_run_ = true;
+    }
+    return;
+  }
+  stuck_run_ = false;
+  for (const Reading& h : held_repeats_) push_sample(h);
+  held_repeats_.clear();
+  push_sample(r);
+}
+
+void Timeline::push_sample(const Reading& r) {
   PowerPiece p{r.t_ns - sample_window_ns_, r.t_ns, r.value};
   if (!samples_.pieces.empty()) {
     const PowerPiece& last = samples_.pieces.back();
-    if (p.t1_ns <= last.t1_ns) return;  // seen already
-    // The very value of the previous sample, from a buffer whose readings carry noise: a stuck
-    // buffer repeating itself, not a measurement (two noisy readings agree to the last bit about
-    // once in thousands). Left out: a lone one is a gap the fill below holds over, a run a hole
-    // that the instant power shapes instead.
-    if (r.value == last_sample_w_ && samples_noise_w_ > kMinNoiseForFrozenW) return;
     // The H200's buffer is not evenly spaced: 17.5% of 22,249 gaps were 22-45 ms at a nominal
     // 20 ms (docs/results/gemm-h200.md). A gap up to kMaxSampleFill spacings is filled; without
     // that, a hole broke coverage in nearly every window and the coarse instant power became the
@@ -224,6 +257,22 @@ void Timeline::add_sample(const Reading& r) {
   if (++samples_since_noise_ >= 256 || samples_noise_w_ == 0) {
     estimate_noise(samples_, samples_noise_w_);
     samples_since_noise_ = 0;
+  }
+  if (++samples_since_repeat_chance_ >= kRepeatChanceEvery) {
+    samples_since_repeat_chance_ = 0;
+    // The chance that two samples agree to the last bit: the collision probability of the last
+    // values taken, sum c(c - 1) / (n(n - 1)) over the counts c of each value.
+    std::array<double, kRepeatChanceSamples> v{};
+    std::size_t m = 0;
+    for (std::size_t i = samples_.pieces.size(); i > 0 && m < v.size(); --i) v[m++] = samples_.pieces[i - 1].power_w;
+    std::sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m));
+    double pairs = 0;
+    for (std::size_t i = 0, j = 0; i < m; i = j) {
+      while (j < m && v[j] == v[i]) ++j;
+      pairs += static_cast<double>(j - i) * static_cast<double>(j - i - 1);
+    }
+    const double n = static_cast<double>(m);
+    sample_repeat_chance_ = n > 1 ? pairs / (n * (n - 1)) : 0;
   }
 }
 

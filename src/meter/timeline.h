@@ -138,9 +138,17 @@ class Timeline {
   // whole when it holds t. The energy before t between two counter points moves by (1 - f) of an
   // error before t and f of one after; an integral over [a, b] by each error whole.
   double fill_u_j(int64_t a_ns, int64_t b_ns, int64_t t_ns, double w_before, double w_after) const;
+  // The sample after the repeat checks: the gap fill, the piece, the noise and grid estimates.
+  void push_sample(const Reading& r);
+  // How many equal samples in a row make a stuck buffer, from how often samples agree by chance.
+  int stuck_run_samples() const;
   double samples_noise_w_ = 0, instant_noise_w_ = 0;
-  double last_sample_w_ = -1;  // the newest sample taken (a repeat of it is a stuck buffer)
-  int samples_since_noise_ = 0, instant_since_noise_ = 0;
+  double last_sample_w_ = -1;  // the newest sample taken (a long run of it is a stuck buffer)
+  std::vector<Reading> held_repeats_;  // repeats of it not yet judged
+  bool stuck_run_ = false;             // the current run of repeats was judged stuck
+  // The chance that two samples agree to the last bit, over the newest ones (stuck_run_samples).
+  double sample_repeat_chance_ = 0;
+  int samples_since_noise_ = 0, instant_since_noise_ = 0, samples_since_repeat_chance_ = 0;
 
   bool has_counter_ = false, has_samples_ = false, has_instant_ = false;
   int64_t counter_update_ns_ = 0;

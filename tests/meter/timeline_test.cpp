@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 namespace wattlab {
@@ -95,6 +96,33 @@ TEST(Timeline, ARepeatedSampleFromANoisyBufferIsLeftOut) {
   EXPECT_TRUE(tl.integrate_power(stuck_from - 1'000'000'000, stuck_from).ok);
   EXPECT_FALSE(tl.integrate_power(stuck_from + 40'000'000, stuck_to).ok) << "a stuck spell is a hole, not a flat stretch";
   EXPECT_TRUE(tl.integrate_power(stuck_to + 60'000'000, t).ok);
+}
+
+// An H100's idle samples sit on a few values 0.08-0.32 W apart and repeat a third of the time,
+// in runs of up to 7 (docs/results/h100-checks/per-process-4.tgz, runs.db): after a load, whose
+// noisy samples set the noise, chance still explains such runs, so they are measurements and the
+// buffer keeps covering the time; a long run still is a stuck buffer.
+TEST(Timeline, RepeatsThatChanceExplainsAreKept) {
+  Timeline tl(counter_and_samples(), 4096);
+  uint64_t x = 12345;
+  auto next = [&] { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  int64_t t = 0;
+  for (int i = 0; i < 1000; ++i)  // a load: every sample new, setting the noise
+    tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, 400.0 + static_cast<double>(next() % 100000) * 1e-4});
+  const int64_t idle_from = t;
+  const double levels[] = {72.539, 72.861, 73.183, 73.567, 73.889};
+  double v = levels[2];
+  for (int i = 0; i < 200; ++i) {
+    if (next() % 3 != 0) v = levels[next() % 5];  // a third of the time, the same again
+    tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, v});
+  }
+  EXPECT_TRUE(tl.integrate_power(idle_from + 1'500'000'000, t - 100'000'000).ok)
+      << "repeats that chance explains left a hole";
+  const int64_t stuck_from = t;
+  for (int i = 0; i < 40; ++i) tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, v});
+  const int64_t stuck_to = t;
+  tl.add_sample({t += 20'000'000, ReadingKind::power_sample_w, v == levels[0] ? levels[1] : levels[0]});
+  EXPECT_FALSE(tl.integrate_power(stuck_from + 400'000'000, stuck_to).ok) << "40 equal samples are a stuck buffer";
 }
 
 TEST(Timeline, WithoutShapeFallsBackToLinearWithHonestUncertainty) {
