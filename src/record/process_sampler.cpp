@@ -57,6 +57,7 @@ int64_t ProcessSampler::sample_period_ns(const Gpu& g) {
 }
 
 void ProcessSampler::add_samples(Gpu& g, const std::vector<ProcessUsage>& list) {
+  for (const auto& u : list) g.sample_history = g.sample_history || u.sm_samples.size() >= 2;
   for (const auto& u : list)
     for (const auto& x : u.sm_samples) {
       auto last = g.last_sample_t_ns.find(u.pid);
@@ -68,10 +69,15 @@ void ProcessSampler::add_samples(Gpu& g, const std::vector<ProcessUsage>& list) 
           if (g.spacings_ns.size() > 64) g.spacings_ns.pop_front();
         }
       }
-      // A sample stands for its own period, never more: where the process skipped periods (zero
-      // utilization, so no sample), that time counts nothing.
+      // From a history of samples, a sample stands for its own period, never more: where the
+      // process skipped periods (zero utilization, so no sample), that time counts nothing. A
+      // driver that keeps only each process's newest row (the H100's, measured) updates it with
+      // the process's average since its previous update, one process at a time, so a row stands
+      // for the time since that process's previous row, up to kMaxRowSpanNs.
       const int64_t period = sample_period_ns(g);
-      const int64_t begin = last != g.last_sample_t_ns.end() ? std::max(last->second, x.t_ns - period) : x.t_ns - period;
+      int64_t begin = x.t_ns - period;
+      if (last != g.last_sample_t_ns.end())
+        begin = g.sample_history ? std::max(last->second, begin) : std::max(last->second, x.t_ns - kMaxRowSpanNs);
       g.samples.push_back(SmSample{u.pid, begin, x.t_ns, x.sm_util_pct});
       g.last_sample_t_ns[u.pid] = x.t_ns;
     }

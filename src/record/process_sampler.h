@@ -79,6 +79,9 @@ class ProcessSampler {
   int64_t samples_until_ns(const std::string& gpu_id) const;
   // The longest sample period NVML documents for its utilization samples (1/6 s to 1 s by product).
   static constexpr int64_t kMaxSamplePeriodNs = 1'000'000'000;
+  // The longest span one row of a driver that keeps only each process's newest row counts over:
+  // the sensor's look-back, as far as such a row's average reaches (docs/per-process.md).
+  static constexpr int64_t kMaxRowSpanNs = 2'000'000'000;
   // The first error a GPU's process query returned, if any (permissions, a driver without it).
   std::map<std::string, std::string> errors() const;
 
@@ -97,6 +100,9 @@ class ProcessSampler {
     std::vector<SmSample> samples;              // as they arrived (the split needs no order)
     std::map<unsigned, int64_t> last_sample_t_ns;  // each pid's newest sample
     std::deque<int64_t> spacings_ns;            // recent spacings between a pid's successive samples
+    // A query brought two or more samples of one process: the driver keeps a history of samples,
+    // one per period. Until then it is taken to keep only each process's newest row.
+    bool sample_history = false;
     int64_t samples_until_ns = INT64_MIN;
     bool last_empty = false;
     int64_t last_energy_t_ns = 0;

@@ -155,6 +155,67 @@ TEST(ProcessSampler, EverySampleCountsOverItsOwnPeriod) {
   }
 }
 
+// A GPU on virtual time whose driver keeps only each process's newest row, as the H100's does
+// (docs/per-process.md, "What the driver does, measured"): it updates one process per 100 ms period,
+// in the order 11, 11, 22, 11, 22, with the process's average since its previous update; a query
+// returns each process's newest row. pid 11 is steady at 60 % of the SMs, pid 22 at 20 %.
+class NewestRowGpu final : public Sensor {
+ public:
+  explicit NewestRowGpu(const Clock& clock) : clock_(clock) {
+    Domain d;
+    d.id = "gpu:0";
+    domains_.push_back(d);
+  }
+  std::string backend() const override { return "test"; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  Status read(std::size_t, ReadingKind, std::vector<Reading>&) override { return Status{}; }
+  bool reports_processes(std::size_t) const override { return true; }
+  std::vector<ProcessUsage> processes(std::size_t, Status*) const override {
+    static constexpr unsigned kOrder[] = {11, 11, 22, 11, 22};
+    std::vector<ProcessUsage> out;
+    for (unsigned pid : {11u, 22u}) {
+      ProcessUsage u;
+      u.pid = pid;
+      for (int64_t t = clock_.now_ns() / kPeriod * kPeriod; t > 0; t -= kPeriod) {
+        if (kOrder[(t / kPeriod) % 5] != pid) continue;
+        u.sm_samples.push_back({t, pid == 11 ? 60.0 : 20.0});
+        break;
+      }
+      out.push_back(u);
+    }
+    return out;
+  }
+  static constexpr int64_t kPeriod = kS / 10;
+
+ private:
+  const Clock& clock_;
+  std::vector<Domain> domains_;
+};
+
+// Polled every 400 ms, each process's newest rows come 200-500 ms apart. Each row stands for the
+// time since that process's previous one, so every second holds 0.6 SM-s of pid 11 and 0.2 of
+// pid 22, with no busy time left unattributed. Counted over one sample period (the lower quartile
+// of the spacings), a 500 ms spacing lost part of its time.
+TEST(ProcessSampler, ARowOfADriverThatKeepsOnlyTheNewestCountsSinceThatProcesssPreviousRow) {
+  VirtualClock clock(0);
+  NewestRowGpu gpu(clock);
+  ProcessSamplerOptions o;
+  o.interval_ns = 4 * NewestRowGpu::kPeriod;
+  o.idle_power_w = 100;
+  ProcessSampler sampler({&gpu}, nullptr, clock, o);
+  for (int k = 1; k <= 30; ++k) {
+    clock.set_ns(k * o.interval_ns + 1'000'000);
+    sampler.poll();
+  }
+  for (int64_t t0 = 2 * kS; t0 < 10 * kS; t0 += kS) {
+    const GpuAttribution a = sampler.attribute("gpu:0", t0, t0 + kS, 400, 1, 80.0);
+    ASSERT_EQ(a.rows.size(), 2u);
+    EXPECT_NEAR(a.rows[0].share.sm_s, 0.6, 1e-9) << t0;
+    EXPECT_NEAR(a.rows[1].share.sm_s, 0.2, 1e-9) << t0;
+    EXPECT_NEAR(a.split.unattributed_energy_j, 0, 1e-9) << t0;
+  }
+}
+
 TEST(ProcessSampler, AQueryThatFailsIsSaid) {
   testing::FakeNvml fake("gpus=1\ngpu.0.processes=9:50:1:1\ngpu.0.return.nvmlDeviceGetProcessUtilization=4\n");
   const OpenedSensors opened = open_sensors(fake.options());

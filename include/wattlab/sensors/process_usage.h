@@ -7,8 +7,9 @@
 
 namespace wattlab {
 
-// One utilization sample of one process: the share of the driver's sample period, ending at t_ns,
-// during which the process's kernels ran on the SMs.
+// One utilization sample of one process, ending at t_ns: the share of time its kernels ran on the
+// SMs, over one sample period where the driver keeps a history of samples, since its previous
+// update where the driver keeps only its newest row (docs/per-process.md).
 struct ProcessSmSample {
   int64_t t_ns = 0;  // the sample's own timestamp, on the sensor's clock
   double sm_util_pct = 0;
@@ -21,8 +22,9 @@ struct ProcessUsage {
   std::optional<double> sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct;
   int64_t util_t_ns = 0;  // the newest utilization sample's own timestamp, on the monotonic clock; 0: none
   // Every utilization sample the driver published since the previous query, oldest first, each
-  // once: NVML keeps one per process per sample period (1/6 s to 1 s by product) and leaves out a
-  // process whose utilization was zero over that period.
+  // once: one per process per sample period (1/6 s to 1 s by product), none for a period of zero
+  // utilization, where the driver keeps a history; the newest row alone where it does not (the
+  // H100's driver, measured).
   std::vector<ProcessSmSample> sm_samples;
   std::optional<unsigned> gpu_instance_id, compute_instance_id;  // MIG only
 };
