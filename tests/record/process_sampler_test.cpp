@@ -94,12 +94,10 @@ TEST(ProcessSampler, SplitsAmongSeveralProcessesAndTheCommandsTree) {
   EXPECT_THROW(sampler.attribute("gpu:7", 0, kS, 1, 0, std::nullopt), UsageError);
 }
 
-// A GPU on virtual time whose processes publish utilization samples the way NVML does: one per
-// process per 100 ms sample period, none for a period with zero utilization, and each sample
-// returned by one query only. pid 11 is busy in three of every five periods, pid 22 in one.
-class SampledGpu final : public Sensor {
+// One GPU on virtual time that lists processes; what the driver keeps is the subclass's.
+class VirtualProcessGpu : public Sensor {
  public:
-  explicit SampledGpu(const Clock& clock) : clock_(clock) {
+  explicit VirtualProcessGpu(const Clock& clock) : clock_(clock) {
     Domain d;
     d.id = "gpu:0";
     domains_.push_back(d);
@@ -108,6 +106,21 @@ class SampledGpu final : public Sensor {
   const std::vector<Domain>& domains() const override { return domains_; }
   Status read(std::size_t, ReadingKind, std::vector<Reading>&) override { return Status{}; }
   bool reports_processes(std::size_t) const override { return true; }
+  static constexpr int64_t kPeriod = kS / 10;
+
+ protected:
+  const Clock& clock_;
+
+ private:
+  std::vector<Domain> domains_;
+};
+
+// A GPU on virtual time whose processes publish utilization samples the way NVML does: one per
+// process per 100 ms sample period, none for a period with zero utilization, and each sample
+// returned by one query only. pid 11 is busy in three of every five periods, pid 22 in one.
+class SampledGpu final : public VirtualProcessGpu {
+ public:
+  using VirtualProcessGpu::VirtualProcessGpu;
   std::vector<ProcessUsage> processes(std::size_t, Status*) const override {
     ProcessUsage a, b;
     a.pid = 11;
@@ -121,11 +134,8 @@ class SampledGpu final : public Sensor {
     last_ns_ = now;
     return {a, b};
   }
-  static constexpr int64_t kPeriod = kS / 10;
 
  private:
-  const Clock& clock_;
-  std::vector<Domain> domains_;
   mutable int64_t last_ns_ = 0;
 };
 
@@ -159,17 +169,9 @@ TEST(ProcessSampler, EverySampleCountsOverItsOwnPeriod) {
 // (docs/per-process.md, "What the driver does, measured"): it updates one process per 100 ms period,
 // in the order 11, 11, 22, 11, 22, with the process's average since its previous update; a query
 // returns each process's newest row. pid 11 is steady at 60 % of the SMs, pid 22 at 20 %.
-class NewestRowGpu final : public Sensor {
+class NewestRowGpu final : public VirtualProcessGpu {
  public:
-  explicit NewestRowGpu(const Clock& clock) : clock_(clock) {
-    Domain d;
-    d.id = "gpu:0";
-    domains_.push_back(d);
-  }
-  std::string backend() const override { return "test"; }
-  const std::vector<Domain>& domains() const override { return domains_; }
-  Status read(std::size_t, ReadingKind, std::vector<Reading>&) override { return Status{}; }
-  bool reports_processes(std::size_t) const override { return true; }
+  using VirtualProcessGpu::VirtualProcessGpu;
   std::vector<ProcessUsage> processes(std::size_t, Status*) const override {
     static constexpr unsigned kOrder[] = {11, 11, 22, 11, 22};
     std::vector<ProcessUsage> out;
@@ -185,11 +187,6 @@ class NewestRowGpu final : public Sensor {
     }
     return out;
   }
-  static constexpr int64_t kPeriod = kS / 10;
-
- private:
-  const Clock& clock_;
-  std::vector<Domain> domains_;
 };
 
 // Polled every 400 ms, each process's newest rows come 200-500 ms apart. Each row stands for the
