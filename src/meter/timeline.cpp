@@ -366,7 +366,12 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
       const double k = dE / S;
       f = integrate(sl, p0.t_ns, t).energy_j / S;
       if (src == &samples_) {
-        e.u_shape_j = k * std::hypot(edge_u_j(raw, t, tol), fill_u_j(p0.t_ns, p1.t_ns, t, 1 - f, f));
+        // The split inside the samples holding t, p0 and p1 (the last two set the scale S):
+        // E(t) moves by k (e_t - (1 - f) e_p0 - f e_p1) for errors e of the energy before each.
+        const double u_t = edge_u_j(raw, t, tol);
+        const double u_p0 = (1 - f) * edge_u_j(raw, p0.t_ns, tol), u_p1 = f * edge_u_j(raw, p1.t_ns, tol);
+        e.u_shape_j = k * std::sqrt(u_t * u_t + u_p0 * u_p0 + u_p1 * u_p1 +
+                                    std::pow(fill_u_j(p0.t_ns, p1.t_ns, t, 1 - f, f), 2));
       } else {
         // The instant reading lags and sees a quarter of each period: a whole update's worth.
         double lo = raw.front().power_w, hi = lo;
@@ -376,8 +381,9 @@ EdgeEstimate Timeline::energy_at(int64_t t) const {
       const double sp = static_cast<double>(src->spacing_ns > 0 ? src->spacing_ns : 1);
       const double na = static_cast<double>(t - p0.t_ns) / sp, nb = static_cast<double>(p1.t_ns - t) / sp;
       e.u_noise_j = k * sig * sp * kNs * std::sqrt(na * (1 - f) * (1 - f) + nb * f * f);
-      p_at0 = k * sl.front().power_w;
-      p_at1 = k * sl.back().power_w;
+      // Each point's timing error moves the power around it: with samples, the highest near it.
+      p_at0 = k * std::max(sl.front().power_w, src == &samples_ ? near_peak_w(p0.t_ns) : 0.0);
+      p_at1 = k * std::max(sl.back().power_w, src == &samples_ ? near_peak_w(p1.t_ns) : 0.0);
       e.estimator = src == &samples_ ? Estimator::counter_samples : Estimator::counter_instant;
     }
   }
@@ -462,17 +468,12 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   // Level uncertainty: when the span's end points really were, and the counter's resolution.
   // The grid half-width is not a hard bound (the period drifts between brackets): take it as 1 sigma.
   const double s0 = static_cast<double>(p0.sigma_t_ns) * kNs, s1 = static_cast<double>(p1.sigma_t_ns) * kNs;
-  // The power a point's timing error moves: the highest sample next to it, not the one sample at
-  // it (under a load that switches within a sample, that one may hold the low level).
-  auto near_peak_w = [&](int64_t t_ns) {
-    double w = 0;
-    for (const auto& q : samples_.slice(t_ns - 2 * samples_.spacing_ns, t_ns + 2 * samples_.spacing_ns))
-      w = std::max(w, q.power_w);
-    return w;
-  };
   const double u_dE = rss({k * near_peak_w(p0.t_ns) * s0, k * near_peak_w(p1.t_ns) * s1, counter_res_j_});
-  // The samples' fills inside the span move S, and with it the scale.
-  double u_k = std::hypot(k * u_dE / dE, k * fill_u_j(p0.t_ns, p1.t_ns, p1.t_ns, 1, 1) / S);
+  // The samples' fills inside the span move S, and with it the scale; so does the split of the
+  // samples that hold the span's ends (how much of each lies inside).
+  const double tol = 4 * noise_sigma_w(samples_, p0.t_ns, p1.t_ns) + 0.5;
+  const double u_ends_j = std::hypot(edge_u_j(sl, p0.t_ns, tol), edge_u_j(sl, p1.t_ns, tol));
+  double u_k = rss({k * u_dE / dE, k * fill_u_j(p0.t_ns, p1.t_ns, p1.t_ns, 1, 1) / S, k * u_ends_j / S});
   // The counter's edge times can be off by more than the grid claims, so also take the scale's
   // own scatter: the scales of the span's four quarters are independent estimates of k, and
   // their standard deviation over sqrt(4) is that of the whole span's.
@@ -492,6 +493,13 @@ Timeline::Integrated Timeline::calibrated_samples(int64_t a_ns, int64_t b_ns, in
   out.estimator = Estimator::samples_counter;
   *covered = true;
   return out;
+}
+
+double Timeline::near_peak_w(int64_t t_ns) const {
+  double w = 0;
+  for (const auto& q : samples_.slice(t_ns - 2 * samples_.spacing_ns, t_ns + 2 * samples_.spacing_ns))
+    w = std::max(w, q.power_w);
+  return w;
 }
 
 double Timeline::fill_u_j(int64_t a_ns, int64_t b_ns, int64_t t_ns, double w_before, double w_after) const {

@@ -138,6 +138,10 @@ class Timeline {
   // whole when it holds t. The energy before t between two counter points moves by (1 - f) of an
   // error before t and f of one after; an integral over [a, b] by each error whole.
   double fill_u_j(int64_t a_ns, int64_t b_ns, int64_t t_ns, double w_before, double w_after) const;
+  // The power a counter point's timing error moves: the highest sample within two spacings of
+  // it, not the one sample at it (under a load that switches within a sample, that one may hold
+  // the low level). 0 without samples there.
+  double near_peak_w(int64_t t_ns) const;
   // The sample after the repeat checks: the gap fill, the piece, the noise and grid estimates.
   void push_sample(const Reading& r);
   // How many equal samples in a row make a stuck buffer, from how often samples agree by chance.

@@ -136,9 +136,6 @@ TEST_P(FaultMatrix, EveryWindowIsRightWithinItsUncertaintyOrSaysWhyNot) {
 // they run with --gtest_also_run_disabled_tests.
 bool known_gap(const std::string& name) {
   static const std::vector<std::string> gaps = {
-      "slow_all_200ms_every150ms",
-      "slow_all_200ms_every2500ms",
-      "slow_all_200ms_every600ms",
       "stuck_all_every1000ms",
       "stuck_all_every150ms",
       "stuck_all_every2500ms",
