@@ -124,6 +124,18 @@ TEST(ServeProcesses, CountersAddUpWhereInstantPowerAndNewestSamplesMislead) {
                  7.0);
 }
 
+// A driver that keeps only each process's newest row (the H100's, measured): every 100 ms it
+// updates one process, in the order 1, 1, 2, 1, 2, with its mean since its previous update, so
+// process 2's rows come 200 and 300 ms apart. Each row counts since that process's previous one:
+// the counters add up and the processes share the active energy 7 : 1. Counted over one sample
+// period (the lower quartile of the spacings, 200 ms), process 2 lost a sixth of its time.
+TEST(ServeProcesses, CountersAddUpWhereTheDriverKeepsOnlyEachProcesssNewestRow) {
+  expect_adds_up(serve_fake_board([](const std::string&, int k) { return k >= 30; },
+                                  "gpu.0.process_rows=newest\ngpu.0.process_sample_ms=100\n"
+                                  "gpu.0.process_order=1,1,2,1,2\n"),
+                 7.0);
+}
+
 TEST(ServeProcesses, SimulatedGpuAddsNothing) {
   RecordingOptions ro;
   ro.devices.device = "sim";

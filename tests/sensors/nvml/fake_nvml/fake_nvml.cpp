@@ -19,6 +19,11 @@
 //       a load periodic against the sample grid draws; instead of its `processes` sm)|
 //     process_lag_ms (pid:ms;...: that pid's samples are published this long after their
 //       timestamp, as a driver that keeps each process on its own schedule)|
+//     process_rows (history: the default, below | newest: as the H100's driver, measured; each
+//       sample period the driver updates one process's row with its mean SM % since that row's
+//       previous update, and a query returns each process's newest row alone)|
+//     process_order (pid,pid,...: with process_rows=newest, the process updated in successive
+//       sample periods, cycling; default the listed processes in turn)|
 //     instant_power_w (the instant power field's value, as a 25 ms window that a periodic load
 //       aliases reads; default 1 W below power_w)|
 //     (a pid written @FILE is the pid in FILE, when it exists)|
@@ -28,10 +33,11 @@
 //     return.<nvml function name>=<code> (that call fails with the code)
 // Time: counters advance with CLOCK_MONOTONIC since nvmlInit (energy = base + power x time, in
 // 100 ms steps, as the real counter); sample timestamps are CLOCK_REALTIME us, 20 ms apart.
-// Per-process utilization as the driver keeps it: a sample per process per sample period (on a
+// Per-process utilization, process_rows=history: a sample per process per sample period (on a
 // grid of CLOCK_REALTIME us), none for a period with zero utilization, the last 2 s kept; a query
 // returns every kept sample newer than lastSeenTimeStamp, several per process, and NOT_FOUND when
-// there is none.
+// there is none. process_rows=newest: one row per process, updated in its turn on the same grid,
+// returned while newer than lastSeenTimeStamp.
 #include <time.h>
 
 #include <algorithm>
@@ -552,18 +558,50 @@ unsigned cycle_sm(const FakeGpu* g, unsigned pid, unsigned sm, long long j) {
   }
   return sm;
 }
-nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* u,
-                                                  unsigned* count, unsigned long long last_seen) {
-  CHECK("nvmlDeviceGetProcessUtilization");
-  const double period_us = g->d("process_sample_ms", 1000.0 / 6.0) * 1000.0;
-  const long long now = real_us();
+// The pids updated in successive sample periods under process_rows=newest (process_order).
+std::vector<unsigned> update_order(const FakeGpu* g) {
+  std::vector<unsigned> order;
+  for (const auto& p : split(g->s("process_order", ""), ',')) order.push_back(static_cast<unsigned>(std::stoul(p)));
+  if (order.empty())
+    for (const auto& p : procs_all(g)) order.push_back(p.pid);
+  return order;
+}
+// process_rows=newest: each process's newest row published by `now`, holding its mean SM % over
+// the sample periods since its previous update.
+void newest_rows(const FakeGpu* g, double period_us, long long now, long long last_seen,
+                 std::vector<nvmlProcessUtilizationSample_t>& avail) {
+  const std::vector<unsigned> order = update_order(g);
+  if (order.empty()) return;
+  const auto n = static_cast<long long>(order.size());
+  for (const auto& p : procs_all(g)) {
+    const long long lag = publish_lag_us(g, p.pid);
+    long long j = static_cast<long long>(std::floor(static_cast<double>(now - lag) / period_us));
+    long long back = 0;
+    for (; back < n && order[static_cast<std::size_t>((j - back) % n)] != p.pid; ++back) {}
+    if (back == n) continue;  // never updated
+    j -= back;
+    long long prev = j - 1;
+    for (; prev > j - 1 - n && order[static_cast<std::size_t>(((prev % n) + n) % n)] != p.pid; --prev) {}
+    const auto ts = static_cast<long long>(std::llround(static_cast<double>(j) * period_us));
+    if (ts <= last_seen) continue;
+    const double t_ms = static_cast<double>(ts - st().real_t0_us) / 1000.0;
+    if ((g->has("processes_from_ms") && t_ms < procs_from_ms(g)) || t_ms >= procs_until_ms(g)) continue;
+    double sum = 0;
+    for (long long i = prev + 1; i <= j; ++i) sum += cycle_sm(g, p.pid, p.sm, i);
+    const auto sm = static_cast<unsigned>(std::llround(sum / static_cast<double>(j - prev)));
+    if (sm == 0 && p.mem == 0) continue;
+    avail.push_back(nvmlProcessUtilizationSample_t{p.pid, static_cast<unsigned long long>(ts), sm, p.mem, 0, 0});
+  }
+}
+// process_rows=history: every kept sample newer than last_seen, one per process per period.
+void history_rows(const FakeGpu* g, double period_us, long long now, long long last_seen,
+                  std::vector<nvmlProcessUtilizationSample_t>& avail) {
   const long long oldest = now - 2'000'000;
-  std::vector<nvmlProcessUtilizationSample_t> avail;
-  for (long long j = static_cast<long long>(std::floor(static_cast<double>(std::max<long long>(oldest, static_cast<long long>(last_seen))) / period_us));
+  for (long long j = static_cast<long long>(std::floor(static_cast<double>(std::max(oldest, last_seen)) / period_us));
        ; ++j) {
     const auto ts = static_cast<long long>(std::llround(static_cast<double>(j) * period_us));
     if (ts > now) break;
-    if (ts <= static_cast<long long>(last_seen) || ts < oldest) continue;
+    if (ts <= last_seen || ts < oldest) continue;
     // Listed at the sample's time (processes_from_ms and _until_ms count from nvmlInit).
     const double t_ms = static_cast<double>(ts - st().real_t0_us) / 1000.0;
     if ((g->has("processes_from_ms") && t_ms < procs_from_ms(g)) || t_ms >= procs_until_ms(g)) continue;
@@ -574,6 +612,16 @@ nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProce
       avail.push_back(nvmlProcessUtilizationSample_t{p.pid, static_cast<unsigned long long>(ts), sm, p.mem, 0, 0});
     }
   }
+}
+nvmlReturn_t impl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* u,
+                                                  unsigned* count, unsigned long long last_seen) {
+  CHECK("nvmlDeviceGetProcessUtilization");
+  const double period_us = g->d("process_sample_ms", 1000.0 / 6.0) * 1000.0;
+  std::vector<nvmlProcessUtilizationSample_t> avail;
+  if (g->s("process_rows", "history") == "newest")
+    newest_rows(g, period_us, real_us(), static_cast<long long>(last_seen), avail);
+  else
+    history_rows(g, period_us, real_us(), static_cast<long long>(last_seen), avail);
   if (avail.empty()) return NVML_ERROR_NOT_FOUND;
   if (!u || *count < avail.size()) {
     *count = static_cast<unsigned>(avail.size());
