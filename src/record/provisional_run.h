@@ -15,8 +15,8 @@ inline constexpr const char* kProvisionalRunWindow = "run so far";
 // Where a domain has an energy counter the span starts at its first read and ends at the later of
 // the counter's last placed value and the sample buffer's last sample; when that span leaves a
 // domain without an estimate, the span between the counter's first and last reads is taken, then
-// the one between its placed values. A complete run, or one without readings, is left as it is. Errors: the
-// store's, when reading fails; a parse error when the readings cannot be estimated.
+// the one between its placed values. A complete run, or one without readings, is left as it is.
+// Errors: the store's, when reading fails; a parse error when the readings cannot be estimated.
 Status add_provisional_run_window(const Store& store, RunRecord& record);
 
 }  // namespace wattlab

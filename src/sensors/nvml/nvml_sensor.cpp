@@ -837,8 +837,8 @@ std::vector<ProcessUsage> NvmlSensor::processes(std::size_t domain_index, Status
   // Utilization: every row published since the previous query, each once. The driver returns one
   // row per process, its newest, holding the process's average since lastSeenTimeStamp
   // (docs/per-process.md, "What the driver does, measured"); the per-process poller decides what
-  // time a row stands for. A process's row may be published after a newer one of another process was
-  // handed out (the driver updates one process at a time), so the query looks back
+  // time a row stands for. A process's row may be published after a newer one of another process
+  // was handed out (the driver updates one process at a time), so the query looks back
   // kUtilLookbackUs before the newest row handed out (the first query one second before now), and
   // rows are told apart per process: one not newer than that process's newest handed out is
   // dropped. NOT_FOUND: no row in that span.
