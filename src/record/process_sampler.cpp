@@ -130,11 +130,13 @@ void ProcessSampler::poll() {
     add_samples(g, list);
     if (st.ok()) {
       // Complete up to the oldest newest sample of the processes still publishing: a process's
-      // next sample may still cover the time after its newest.
+      // next sample may still cover the time after its newest, back one sample period from a
+      // history of samples, back to that newest row (up to kMaxRowSpanNs) from newest rows.
+      const int64_t reach_ns = g.sample_history ? kMaxSamplePeriodNs : kMaxRowSpanNs;
       int64_t until = t;
       for (const auto& [pid, t_ns] : g.last_sample_t_ns)
-        if (t_ns >= t - kMaxSamplePeriodNs) until = std::min(until, t_ns);
-      g.samples_until_ns = std::max({g.samples_until_ns, until, t - kMaxSamplePeriodNs});
+        if (t_ns >= t - reach_ns) until = std::min(until, t_ns);
+      g.samples_until_ns = std::max({g.samples_until_ns, until, t - reach_ns});
     }
     if (opt_.keep_ns > 0) {
       while (g.polls.size() > 2 && g.polls.front().t_ns < t - opt_.keep_ns) g.polls.erase(g.polls.begin());

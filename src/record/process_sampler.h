@@ -73,9 +73,10 @@ class ProcessSampler {
   std::map<unsigned, SeenProcess> seen() const;
   // Whether some poll of the GPU listed a process whose describe time overlaps [t0, t1].
   bool saw_processes(const std::string& gpu_id, int64_t t0_ns, int64_t t1_ns) const;
-  // The time up to which the GPU's utilization samples are complete: the newest sample, or a
-  // successful query's time less the longest sample period (a sample for a period ending before
-  // that would have come back already). INT64_MIN before the first successful query.
+  // The time up to which the GPU's utilization samples are complete: the oldest of the publishing
+  // processes' newest samples, or a successful query's time less the longest span a sample covers
+  // (a sample period from a history of samples, kMaxRowSpanNs from newest rows: a sample for time
+  // before that would have come back already). INT64_MIN before the first successful query.
   int64_t samples_until_ns(const std::string& gpu_id) const;
   // The longest sample period NVML documents for its utilization samples (1/6 s to 1 s by product).
   static constexpr int64_t kMaxSamplePeriodNs = 1'000'000'000;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "sensors/fake_proc.h"
@@ -166,20 +167,21 @@ TEST(ProcessSampler, EverySampleCountsOverItsOwnPeriod) {
 }
 
 // A GPU on virtual time whose driver keeps only each process's newest row, as the H100's does
-// (docs/per-process.md, "What the driver does, measured"): it updates one process per 100 ms period,
-// in the order 11, 11, 22, 11, 22, with the process's average since its previous update; a query
-// returns each process's newest row. pid 11 is steady at 60 % of the SMs, pid 22 at 20 %.
+// (docs/per-process.md, "What the driver does, measured"): it updates one process per 100 ms
+// period, in the order given (by default 11, 11, 22, 11, 22), with the process's average since its
+// previous update; a query returns each process's newest row. Each process is steady: pid 11 at
+// 60 % of the SMs, every other at 20 %.
 class NewestRowGpu final : public VirtualProcessGpu {
  public:
-  using VirtualProcessGpu::VirtualProcessGpu;
+  explicit NewestRowGpu(const Clock& clock, std::vector<unsigned> order = {11, 11, 22, 11, 22})
+      : VirtualProcessGpu(clock), order_(std::move(order)) {}
   std::vector<ProcessUsage> processes(std::size_t, Status*) const override {
-    static constexpr unsigned kOrder[] = {11, 11, 22, 11, 22};
     std::vector<ProcessUsage> out;
-    for (unsigned pid : {11u, 22u}) {
+    for (unsigned pid : std::set<unsigned>(order_.begin(), order_.end())) {
       ProcessUsage u;
       u.pid = pid;
       for (int64_t t = clock_.now_ns() / kPeriod * kPeriod; t > 0; t -= kPeriod) {
-        if (kOrder[(t / kPeriod) % 5] != pid) continue;
+        if (order_[static_cast<std::size_t>(t / kPeriod) % order_.size()] != pid) continue;
         u.sm_samples.push_back({t, pid == 11 ? 60.0 : 20.0});
         break;
       }
@@ -187,6 +189,9 @@ class NewestRowGpu final : public VirtualProcessGpu {
     }
     return out;
   }
+
+ private:
+  std::vector<unsigned> order_;
 };
 
 // Polled every 400 ms, each process's newest rows come 200-500 ms apart. Each row stands for the
@@ -211,6 +216,26 @@ TEST(ProcessSampler, ARowOfADriverThatKeepsOnlyTheNewestCountsSinceThatProcesssP
     EXPECT_NEAR(a.rows[1].share.sm_s, 0.2, 1e-9) << t0;
     EXPECT_NEAR(a.split.unattributed_energy_j, 0, 1e-9) << t0;
   }
+}
+
+// A process whose row the driver updates once every 1.5 s (pid 33; pid 44 takes the other 14
+// periods): its next row covers the time since its newest, so the samples are complete only up to
+// that newest row, even 1.4 s back. Taken as complete up to a sample period (1 s) back, the
+// exporter would split that time before pid 33's row for it came.
+TEST(ProcessSampler, RowsOfADriverThatKeepsOnlyTheNewestAreCompleteUpToTheOldestNewestRow) {
+  VirtualClock clock(0);
+  std::vector<unsigned> order(15, 44);
+  order[0] = 33;
+  NewestRowGpu gpu(clock, order);
+  ProcessSamplerOptions o;
+  o.interval_ns = NewestRowGpu::kPeriod;
+  o.idle_power_w = 100;
+  ProcessSampler sampler({&gpu}, nullptr, clock, o);
+  for (int k = 1; k <= 44; ++k) {  // up to 4.4 s: pid 33's rows at 1.5 s and 3.0 s
+    clock.set_ns(k * o.interval_ns + 1'000'000);
+    sampler.poll();
+  }
+  EXPECT_EQ(sampler.samples_until_ns("gpu:0"), 30 * NewestRowGpu::kPeriod);
 }
 
 TEST(ProcessSampler, AQueryThatFailsIsSaid) {
