@@ -32,8 +32,11 @@ struct DomainExtents {
   Extent samples;   // the sample buffer: it carries the energy on past the counter's last value
 };
 
-bool all_available(const WindowResult& r) {
-  return std::all_of(r.domains.begin(), r.domains.end(), [](const DomainEnergy& d) { return d.available; });
+// Whether every domain that has readings has an estimate (one without readings never has).
+bool all_available(const WindowResult& r, const std::vector<DomainExtents>& ext) {
+  for (std::size_t i = 0; i < r.domains.size(); ++i)
+    if (!r.domains[i].available && (i >= ext.size() || ext[i].reads.any())) return false;
+  return true;
 }
 
 }  // namespace
@@ -101,7 +104,7 @@ Status add_provisional_run_window(const Store& store, RunRecord& record) {
       const WindowSpan w{id, kProvisionalRunWindow, span->first, span->second};
       std::vector<WindowResult> r = reestimate_windows(record.domains, *readings, std::span(&w, 1), {.points = points});
       if (r.empty()) continue;
-      const bool good = all_available(r[0]);
+      const bool good = all_available(r[0], ext);
       if (!kept || good) kept = std::move(r[0]);
       if (good) break;
     }
